@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Fails when a C++ source of kcla is not clang-formatted (config: .clang-format).
+#   scripts/check-format.sh        check
+#   scripts/check-format.sh --fix  reformat in place
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+fmt=$(command -v clang-format || command -v clang-format-14) || { echo "clang-format not found" >&2; exit 1; }
+mapfile -t files < <(git ls-files '*.hpp' '*.cpp' '*.h' '*.cu' 2>/dev/null || find core kernels io tools perf_test unit_test examples -name '*.[hc]pp')
+if [ "${1:-}" = --fix ]; then
+  "$fmt" -i "${files[@]}"
+  exit 0
+fi
+bad=0
+for f in "${files[@]}"; do
+  "$fmt" --dry-run -Werror "$f" >/dev/null 2>&1 || { echo "not formatted: $f"; bad=1; }
+done
+[ $bad -eq 0 ] && echo "clang-format: ${#files[@]} files clean"
+exit $bad

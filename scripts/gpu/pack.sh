@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Packs the CUDA build's test and benchmark programs (plus the shared libraries the GPU
+# machine lacks, and optional data files) into one folder of at most 64 MiB, with
+# run.sh to execute them there.
+#
+#   scripts/gpu/pack.sh [--build-dir build-cuda] [--out gpu-bundle] [--data FILE]...
+#
+# On the GPU machine: bash gpu-bundle/run.sh OUTDIR [test|bench|all] [extra filters]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build_dir=$root/build-cuda
+out=$root/gpu-bundle
+data=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --data) data+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "pack.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ -f "$build_dir/CMakeCache.txt" ] || { echo "pack.sh: $build_dir is not a build folder (run scripts/setup.sh --backend cuda)" >&2; exit 1; }
+grep -q "KCLA_HAVE_CUDA:INTERNAL=ON\|nvcc_wrapper" "$build_dir/CMakeCache.txt" || { echo "pack.sh: $build_dir is not a CUDA build" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/data"
+shopt -s nullglob
+programs=("$build_dir"/unit_test/kcla_test_* "$build_dir"/perf_test/kcla_bench_* "$build_dir"/tools/kcla)
+for p in "${programs[@]}"; do
+  [ -x "$p" ] && [ -f "$p" ] || continue
+  case "$p" in *.cmake) continue ;; esac
+  cp "$p" "$out/bin/"
+  strip --strip-debug "$out/bin/$(basename "$p")" 2>/dev/null || true
+done
+
+# Shared libraries: everything outside glibc/libstdc++/the CUDA toolkit (which the GPU
+# machine has) travels with the programs.
+for p in "$out"/bin/*; do
+  ldd "$p" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libstdc++.so*|libgcc_s.so*) ;;
+    libcuda.so*|libcudart.so*|libcublas*.so*|libcusparse.so*|libnvJitLink.so*|libcusolver.so*|libcurand.so*) ;;
+    *) cp -L "$lib" "$out/lib/" ;;
+  esac
+done
+for d in "${data[@]}"; do cp -L "$d" "$out/data/"; done
+cp "$here/run.sh" "$out/run.sh"
+size=$(du -sm "$out" | cut -f1)
+echo "pack.sh: $out holds $(ls "$out/bin" | wc -l) programs, $(ls "$out/lib" | wc -l) libraries, $(ls "$out/data" | wc -l) data files: ${size} MiB"
+if [ "$size" -gt 63 ]; then
+  echo "pack.sh: bundle is over the 64 MiB the GPU machine accepts" >&2
+  exit 1
+fi
