@@ -7,7 +7,8 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
+  if (argc >= 2 &&
+      (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "version") == 0)) {
     Kokkos::ScopeGuard kokkos(argc, argv);
     kcla::print_configuration(std::cout);
     return 0;

@@ -39,7 +39,9 @@ TEST(CsrSpmv, DoubleMatchesReference) {
   check_random_spmv<double>(5000, 1, 0.5, 1e-12);
 }
 
-TEST(CsrSpmv, FloatMatchesReference) { check_random_spmv<float>(2000, 3000, 0.01, 1e-5); }
+TEST(CsrSpmv, FloatMatchesReference) {
+  check_random_spmv<float>(2000, 3000, 0.01, 1e-5);
+}
 
 TEST(CsrSpmv, RejectsWrongVectorLength) {
   auto gen = kcla::test::rng();

@@ -1,7 +1,7 @@
 // The whole toolchain on the default execution space: a parallel_for and a
 // parallel_reduce checked against plain loops on random data.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 
@@ -19,15 +19,16 @@ void check_for_and_reduce() {
   const auto b_host = kcla::test::random_vector(gen, n);
 
   Kokkos::View<double*> a("a", n), b("b", n), c("c", n);
-  Kokkos::deep_copy(a, Kokkos::View<const double*, Kokkos::HostSpace,
-                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>(a_host.data(), n));
-  Kokkos::deep_copy(b, Kokkos::View<const double*, Kokkos::HostSpace,
-                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>(b_host.data(), n));
+  Kokkos::deep_copy(
+      a, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+             a_host.data(), n));
+  Kokkos::deep_copy(
+      b, Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+             b_host.data(), n));
   Kokkos::deep_copy(c, -7.0);  // poison: every element must be written
 
   Kokkos::parallel_for(
-      "axpy", Kokkos::RangePolicy<exec>(0, n),
-      KOKKOS_LAMBDA(int i) { c(i) = 2.5 * a(i) + b(i); });
+      "axpy", Kokkos::RangePolicy<exec>(0, n), KOKKOS_LAMBDA(int i) { c(i) = 2.5 * a(i) + b(i); });
   double dot = 0;
   Kokkos::parallel_reduce(
       "dot", Kokkos::RangePolicy<exec>(0, n),
@@ -52,8 +53,10 @@ void check_atomic_histogram() {
   std::uniform_int_distribution<int> d(0, bins - 1);
   for (auto& k : keys) k = d(gen);
   Kokkos::View<int*> keys_dev("keys", n), hist("hist", bins);
-  Kokkos::deep_copy(keys_dev, Kokkos::View<const int*, Kokkos::HostSpace,
-                                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>(keys.data(), n));
+  Kokkos::deep_copy(
+      keys_dev,
+      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+          keys.data(), n));
   Kokkos::parallel_for(
       "histogram", Kokkos::RangePolicy<exec>(0, n),
       KOKKOS_LAMBDA(int i) { Kokkos::atomic_add(&hist(keys_dev(i)), 1); });
@@ -65,5 +68,9 @@ void check_atomic_histogram() {
 
 }  // namespace
 
-TEST(KokkosToolchain, ParallelForAndReduceMatchPlainLoops) { check_for_and_reduce(); }
-TEST(KokkosToolchain, AtomicHistogramMatchesPlainLoop) { check_atomic_histogram(); }
+TEST(KokkosToolchain, ParallelForAndReduceMatchPlainLoops) {
+  check_for_and_reduce();
+}
+TEST(KokkosToolchain, AtomicHistogramMatchesPlainLoop) {
+  check_atomic_histogram();
+}

@@ -1,6 +1,6 @@
 // GoogleTest main for kcla: Kokkos lives for the whole test program.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -47,8 +47,7 @@ CsrDeviceMatrix<Scalar, MemorySpace> to_device_csr(const CsrMatrix<SourceScalar>
   auto h_offsets = Kokkos::create_mirror_view(d.row_offsets);
   auto h_columns = Kokkos::create_mirror_view(d.column_indices);
   auto h_values = Kokkos::create_mirror_view(d.values);
-  for (std::int64_t r = 0; r <= a.num_rows; ++r)
-    h_offsets(r) = static_cast<int>(a.row_offsets[r]);
+  for (std::int64_t r = 0; r <= a.num_rows; ++r) h_offsets(r) = static_cast<int>(a.row_offsets[r]);
   for (std::int64_t k = 0; k < a.nnz(); ++k) {
     h_columns(k) = a.column_indices[k];
     h_values(k) = static_cast<Scalar>(a.values[k]);

@@ -6,7 +6,9 @@
 
 namespace kcla {
 
-std::string version() { return KCLA_VERSION_STRING; }
+std::string version() {
+  return KCLA_VERSION_STRING;
+}
 
 void print_configuration(std::ostream& out) {
   out << "kcla " << version() << "\n";

@@ -22,7 +22,8 @@ namespace kcla {
 template <class ExecutionSpace, class Scalar, class MemorySpace, class XView, class YView>
 void csr_spmv(const ExecutionSpace& exec, const CsrDeviceMatrix<Scalar, MemorySpace>& a,
               const XView& x, const YView& y) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value, "first argument: execution space");
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "first argument: execution space");
   static_assert(XView::rank == 1 && YView::rank == 1, "x and y must be rank-1 Views");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the matrix must be accessible from the execution space");

@@ -16,8 +16,8 @@ namespace {
 
 void check(cusparseStatus_t status, const char* call) {
   if (status != CUSPARSE_STATUS_SUCCESS)
-    throw BackendError(std::string("cuSPARSE: ") + call + " failed: " +
-                       cusparseGetErrorString(status));
+    throw BackendError(std::string("cuSPARSE: ") + call +
+                       " failed: " + cusparseGetErrorString(status));
 }
 
 void check(cudaError_t status, const char* call) {
@@ -27,9 +27,12 @@ void check(cudaError_t status, const char* call) {
 
 cusparseSpMMAlg_t to_cusparse(CusparseSpmmAlgorithm alg) {
   switch (alg) {
-    case CusparseSpmmAlgorithm::csr_alg2: return CUSPARSE_SPMM_CSR_ALG2;
-    case CusparseSpmmAlgorithm::csr_alg3: return CUSPARSE_SPMM_CSR_ALG3;
-    default: return CUSPARSE_SPMM_ALG_DEFAULT;
+    case CusparseSpmmAlgorithm::csr_alg2:
+      return CUSPARSE_SPMM_CSR_ALG2;
+    case CusparseSpmmAlgorithm::csr_alg3:
+      return CUSPARSE_SPMM_CSR_ALG3;
+    default:
+      return CUSPARSE_SPMM_ALG_DEFAULT;
   }
 }
 
@@ -54,9 +57,12 @@ struct Workspace {
 
 const char* to_string(CusparseSpmmAlgorithm alg) {
   switch (alg) {
-    case CusparseSpmmAlgorithm::csr_alg2: return "CSR_ALG2";
-    case CusparseSpmmAlgorithm::csr_alg3: return "CSR_ALG3";
-    default: return "ALG_DEFAULT";
+    case CusparseSpmmAlgorithm::csr_alg2:
+      return "CSR_ALG2";
+    case CusparseSpmmAlgorithm::csr_alg3:
+      return "CSR_ALG3";
+    default:
+      return "ALG_DEFAULT";
   }
 }
 
