@@ -48,6 +48,10 @@ inline CsrMatrix<double> random_csr(std::mt19937_64& gen, std::int64_t rows, std
   // Geometric skipping keeps very sparse, very wide matrices cheap to generate.
   const double log_q = density < 1.0 ? std::log(1.0 - density) : 0.0;
   for (std::int64_t r = 0; r < rows; ++r) {
+    if (density <= 0) {
+      a.row_offsets.push_back(a.nnz());
+      continue;
+    }
     std::int64_t c = -1;
     while (true) {
       if (density >= 1.0) {

@@ -1,0 +1,177 @@
+#include <kcla/schedule.hpp>
+
+#include <algorithm>
+
+namespace kcla {
+
+GrammarLevels compute_levels(const Grammar& g) {
+  GrammarLevels levels;
+  const auto terminals = g.num_terminals();
+  levels.rule_level.resize(static_cast<std::size_t>(g.num_rules()));
+  auto level_of = [&](symbol_t s) { return s < terminals ? 0 : levels.rule_level[s - terminals]; };
+  for (std::int64_t i = 0; i < g.num_rules(); ++i) {
+    const std::int32_t l = 1 + std::max(level_of(g.rule_left[i]), level_of(g.rule_right[i]));
+    levels.rule_level[i] = l;
+    levels.depth = std::max(levels.depth, l);
+  }
+  levels.rules_per_level.assign(static_cast<std::size_t>(levels.depth) + 1, 0);
+  for (auto l : levels.rule_level) ++levels.rules_per_level[l];
+  return levels;
+}
+
+TerminalTable terminal_table(const Grammar& g) {
+  TerminalTable t;
+  t.columns = g.terminal_columns;
+  t.coefficients.resize(g.terminal_values.size());
+  for (std::size_t i = 0; i < g.terminal_values.size(); ++i)
+    t.coefficients[i] = g.values[g.terminal_values[i]];
+  return t;
+}
+
+FullArraySchedule build_full_array_schedule(const Grammar& g) {
+  g.validate();
+  const auto levels = compute_levels(g);
+  const auto terminals = g.num_terminals();
+  FullArraySchedule s;
+  s.num_rows = g.num_rows;
+  s.num_cols = g.num_cols;
+  s.depth = levels.depth;
+  // Counting sort of rules by level; stable, so slots within a level follow rule order.
+  s.level_offsets.assign(static_cast<std::size_t>(levels.depth) + 1, 0);
+  for (std::int32_t k = 1; k <= levels.depth; ++k)
+    s.level_offsets[k] = s.level_offsets[k - 1] + levels.rules_per_level[k];
+  std::vector<std::int64_t> fill(s.level_offsets.begin(), s.level_offsets.end());
+  std::vector<std::int32_t> slot(static_cast<std::size_t>(g.num_rules()));
+  for (std::int64_t i = 0; i < g.num_rules(); ++i)
+    slot[i] = static_cast<std::int32_t>(fill[levels.rule_level[i] - 1]++);
+  auto code = [&](symbol_t c) { return c < terminals ? encode_terminal(c) : slot[c - terminals]; };
+  s.left.resize(slot.size());
+  s.right.resize(slot.size());
+  for (std::int64_t i = 0; i < g.num_rules(); ++i) {
+    s.left[slot[i]] = code(g.rule_left[i]);
+    s.right[slot[i]] = code(g.rule_right[i]);
+  }
+  s.row_offsets = g.row_offsets;
+  s.row_symbols.resize(g.sequence.size());
+  for (std::size_t k = 0; k < g.sequence.size(); ++k) s.row_symbols[k] = code(g.sequence[k]);
+  s.terminals = terminal_table(g);
+  return s;
+}
+
+LayeredSchedule build_layered_schedule(const Grammar& g) {
+  g.validate();
+  const auto levels = compute_levels(g);
+  const auto terminals = g.num_terminals();
+  const auto rules = g.num_rules();
+  const std::int32_t depth = levels.depth;
+  auto level_of = [&](symbol_t s) { return s < terminals ? 0 : levels.rule_level[s - terminals]; };
+
+  // Highest level that reads each rule as a child (C does not count: roots are emitted
+  // at their own level, never carried up).
+  std::vector<std::int32_t> top_reader(static_cast<std::size_t>(rules), 0);
+  for (std::int64_t i = 0; i < rules; ++i)
+    for (symbol_t c : {g.rule_left[i], g.rule_right[i]})
+      if (c >= terminals)
+        top_reader[c - terminals] = std::max(top_reader[c - terminals], levels.rule_level[i]);
+
+  // Level sizes: rules plus the pass-throughs carrying a value up to its top reader.
+  std::vector<std::int64_t> width(static_cast<std::size_t>(depth) + 1, 0);
+  std::vector<std::int64_t> chain_offset(static_cast<std::size_t>(rules) + 1, 0);
+  for (std::int64_t i = 0; i < rules; ++i) {
+    ++width[levels.rule_level[i]];
+    const std::int32_t chain = std::max(0, top_reader[i] - levels.rule_level[i] - 1);
+    for (std::int32_t k = 1; k <= chain; ++k) ++width[levels.rule_level[i] + k];
+    chain_offset[i + 1] = chain_offset[i] + chain;
+  }
+  LayeredSchedule s;
+  s.num_rows = g.num_rows;
+  s.num_cols = g.num_cols;
+  s.depth = depth;
+  s.pass_throughs = chain_offset[rules];
+  s.level_offsets.assign(static_cast<std::size_t>(depth) + 1, 0);
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    s.level_offsets[k] = s.level_offsets[k - 1] + width[k];
+    s.max_width = std::max(s.max_width, width[k]);
+  }
+  if (s.max_width >= std::numeric_limits<std::int32_t>::max())
+    throw InvalidArgument("layered schedule: a level wider than 2^31-1");
+
+  // Frontier positions: a level's rules first (rule order), then its pass-throughs
+  // (ordered by the rule they carry).
+  std::vector<std::int64_t> fill(static_cast<std::size_t>(depth) + 1, 0);
+  std::vector<std::int32_t> position(static_cast<std::size_t>(rules));
+  for (std::int64_t i = 0; i < rules; ++i)
+    position[i] = static_cast<std::int32_t>(fill[levels.rule_level[i]]++);
+  std::vector<std::int32_t> chain_position(static_cast<std::size_t>(s.pass_throughs));
+  for (std::int64_t i = 0; i < rules; ++i)
+    for (std::int64_t k = 0; k < chain_offset[i + 1] - chain_offset[i]; ++k)
+      chain_position[chain_offset[i] + k] =
+          static_cast<std::int32_t>(fill[levels.rule_level[i] + 1 + k]++);
+  // Position of rule i's value in frontier `level` (its own level or a pass-through).
+  auto position_at = [&](std::int64_t i, std::int32_t level) {
+    const std::int32_t own = levels.rule_level[i];
+    return level == own ? position[i] : chain_position[chain_offset[i] + (level - own - 1)];
+  };
+  auto code = [&](symbol_t c, std::int32_t parent_level) {
+    return c < terminals ? encode_terminal(c) : position_at(c - terminals, parent_level - 1);
+  };
+
+  s.left.assign(static_cast<std::size_t>(s.level_offsets[depth]), kNoChild);
+  s.right.assign(s.left.size(), kNoChild);
+  for (std::int64_t i = 0; i < rules; ++i) {
+    const std::int32_t l = levels.rule_level[i];
+    const auto at = s.level_offsets[l - 1] + position[i];
+    s.left[at] = code(g.rule_left[i], l);
+    s.right[at] = code(g.rule_right[i], l);
+    const std::int64_t chain = chain_offset[i + 1] - chain_offset[i];
+    for (std::int64_t k = 0; k < chain; ++k) {
+      const std::int32_t pt_level = l + 1 + static_cast<std::int32_t>(k);
+      const auto pt_at = s.level_offsets[pt_level - 1] + chain_position[chain_offset[i] + k];
+      s.left[pt_at] = position_at(i, pt_level - 1);  // identity of the value one level down
+    }
+  }
+
+  // Emit lists: C's symbols bucketed by their level (terminals: level 0).
+  s.emit_offsets.assign(static_cast<std::size_t>(depth) + 2, 0);
+  for (auto sym : g.sequence) ++s.emit_offsets[level_of(sym) + 1];
+  for (std::int32_t k = 1; k <= depth + 1; ++k) s.emit_offsets[k] += s.emit_offsets[k - 1];
+  std::vector<std::int64_t> emit_fill(s.emit_offsets.begin(), s.emit_offsets.end() - 1);
+  s.emit_positions.resize(g.sequence.size());
+  s.emit_rows.resize(g.sequence.size());
+  for (std::int64_t r = 0; r < g.num_rows; ++r)
+    for (auto k = g.row_offsets[r]; k < g.row_offsets[r + 1]; ++k) {
+      const symbol_t sym = g.sequence[k];
+      const std::int32_t l = level_of(sym);
+      const auto at = emit_fill[l]++;
+      s.emit_positions[at] = sym < terminals ? static_cast<std::int32_t>(sym) : position[sym - terminals];
+      s.emit_rows[at] = static_cast<std::int32_t>(r);
+    }
+  s.terminals = terminal_table(g);
+  return s;
+}
+
+void LayeredSchedule::validate() const {
+  auto fail = [](const std::string& m) { throw InvalidArgument("layered schedule: " + m); };
+  if (level_offsets.size() != static_cast<std::size_t>(depth) + 1) fail("level_offsets size");
+  const auto num_terminals = static_cast<std::int64_t>(terminals.columns.size());
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    const auto below = k >= 2 ? level_offsets[k - 1] - level_offsets[k - 2] : 0;
+    for (auto n = level_offsets[k - 1]; n < level_offsets[k]; ++n)
+      for (auto c : {left[n], right[n]}) {
+        if (c == kNoChild) continue;
+        if (c >= 0 && c >= below)
+          fail("node " + std::to_string(n) + " at level " + std::to_string(k) +
+               " reads position " + std::to_string(c) + " of a level with " +
+               std::to_string(below) + " nodes (not properly layered)");
+        if (c < 0 && decode_terminal(c) >= num_terminals) fail("terminal out of range");
+      }
+  }
+  for (std::int32_t k = 0; k <= depth; ++k)
+    for (auto e = emit_offsets[k]; e < emit_offsets[k + 1]; ++e) {
+      const auto width = k == 0 ? num_terminals : level_offsets[k] - level_offsets[k - 1];
+      if (emit_positions[e] < 0 || emit_positions[e] >= width) fail("emit position out of range");
+      if (emit_rows[e] < 0 || emit_rows[e] >= num_rows) fail("emit row out of range");
+    }
+}
+
+}  // namespace kcla
