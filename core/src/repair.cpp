@@ -59,6 +59,7 @@ class BlockCompressor {
     n_ = static_cast<index_t>(n);
     bucket_limit_ = std::max<index_t>(3, static_cast<index_t>(std::sqrt(static_cast<double>(n))));
     buckets_.assign(static_cast<std::size_t>(bucket_limit_) + 1, kNone);
+    bucket_tails_.assign(buckets_.size(), kNone);
     std::size_t capacity = 1024;
     while (capacity < static_cast<std::size_t>(n) / 2) capacity *= 2;
     table_.assign(capacity, kNone);
@@ -197,14 +198,21 @@ class BlockCompressor {
 
   // --- priority queue ------------------------------------------------------------------
   index_t bucket_for(index_t count) const { return std::min(count, bucket_limit_); }
+  // Buckets are FIFO: a pair created by a replacement waits behind the pairs of equal
+  // frequency already queued. LIFO order would replace (X, c) right after creating X and
+  // grow left-deep chains along every repeated segment; FIFO pairs up neighbours first and
+  // keeps the grammar shallow (depth is the sweep's critical path).
   void enqueue(index_t id) {
     auto& r = records_[id];
     const index_t b = bucket_for(r.count);
     r.bucket = b;
-    r.queue_prev = kNone;
-    r.queue_next = buckets_[b];
-    if (buckets_[b] != kNone) records_[buckets_[b]].queue_prev = id;
-    buckets_[b] = id;
+    r.queue_next = kNone;
+    r.queue_prev = bucket_tails_[b];
+    if (bucket_tails_[b] != kNone)
+      records_[bucket_tails_[b]].queue_next = id;
+    else
+      buckets_[b] = id;
+    bucket_tails_[b] = id;
     if (b < bucket_limit_ && b > top_bucket_) top_bucket_ = b;
   }
   void dequeue(index_t id) {
@@ -214,7 +222,10 @@ class BlockCompressor {
       records_[r.queue_prev].queue_next = r.queue_next;
     else
       buckets_[r.bucket] = r.queue_next;
-    if (r.queue_next != kNone) records_[r.queue_next].queue_prev = r.queue_prev;
+    if (r.queue_next != kNone)
+      records_[r.queue_next].queue_prev = r.queue_prev;
+    else
+      bucket_tails_[r.bucket] = r.queue_prev;
     r.bucket = kNone;
   }
   void requeue(index_t id) {
@@ -307,7 +318,7 @@ class BlockCompressor {
                                      (next_.capacity() + prev_.capacity()) * sizeof(index_t) +
                                      table_.capacity() * sizeof(index_t) +
                                      records_.capacity() * sizeof(PairRecord) +
-                                     buckets_.capacity() * sizeof(index_t) +
+                                     2 * buckets_.capacity() * sizeof(index_t) +
                                      (rule_left_.capacity() + rule_right_.capacity()) *
                                          sizeof(symbol_t));
   }
@@ -322,7 +333,7 @@ class BlockCompressor {
   std::vector<PairRecord> records_;
   std::size_t live_records_ = 0;
   index_t free_record_ = kNone;
-  std::vector<index_t> buckets_;
+  std::vector<index_t> buckets_, bucket_tails_;
   index_t bucket_limit_ = 3;
   index_t top_bucket_ = 0;
 };
