@@ -12,7 +12,7 @@
 namespace kcla::test {
 
 inline CsrMatrix<double> paper_matrix() {
-  const double m[8][7] = {{2.3, 0, 1.2, 1.2, 1.2, 2.3, 1.2}, {1.2, 4.5, 3.4, 1.2, 1.2, 2.3, 4.5},
+  const double m[8][7] = {{2.3, 0, 1.2, 1.2, 1.2, 2.3, 1.2},   {1.2, 4.5, 3.4, 1.2, 1.2, 2.3, 4.5},
                           {1.2, 4.5, 3.4, 1.2, 1.2, 2.3, 4.5}, {2.3, 0, 1.2, 1.2, 1.2, 2.3, 1.2},
                           {1.2, 4.5, 3.4, 1.2, 1.2, 2.3, 4.5}, {0, 4.5, 3.4, 2.3, 2.3, 0, 4.5},
                           {0, 4.5, 3.4, 2.3, 2.3, 0, 4.5},     {2.3, 0, 1.2, 1.2, 1.2, 2.3, 1.2}};
@@ -30,8 +30,12 @@ inline CsrMatrix<double> paper_matrix() {
   return a;
 }
 
-inline std::vector<double> paper_x() { return {2, 1, 1, 2, 1, 1, 1}; }
-inline std::vector<double> paper_y() { return {12.9, 20.7, 20.7, 12.9, 20.7, 19.3, 19.3, 12.9}; }
+inline std::vector<double> paper_x() {
+  return {2, 1, 1, 2, 1, 1, 1};
+}
+inline std::vector<double> paper_y() {
+  return {12.9, 20.7, 20.7, 12.9, 20.7, 19.3, 19.3, 12.9};
+}
 
 /// Grammar (2.3) with C of (2.4). Terminal <l, j> (1-based value l, column j).
 inline Grammar paper_grammar() {
@@ -39,9 +43,9 @@ inline Grammar paper_grammar() {
   g.num_rows = 8;
   g.num_cols = 7;
   g.values = {1.2, 2.3, 3.4, 4.5};
-  const std::vector<std::pair<int, int>> terminals = {{1, 4}, {1, 5}, {2, 6}, {4, 2}, {3, 3},
-                                                      {1, 1}, {1, 3}, {2, 1}, {4, 7}, {1, 7},
-                                                      {2, 4}, {2, 5}};
+  const std::vector<std::pair<int, int>> terminals = {{1, 4}, {1, 5}, {2, 6}, {4, 2},
+                                                      {3, 3}, {1, 1}, {1, 3}, {2, 1},
+                                                      {4, 7}, {1, 7}, {2, 4}, {2, 5}};
   std::map<std::pair<int, int>, symbol_t> id;
   for (const auto& t : terminals) {
     id[t] = static_cast<symbol_t>(g.terminal_values.size());

@@ -21,8 +21,12 @@ using kcla::test::paper_matrix;
 void expect_rules_inside_rows(const Grammar& g) {
   const auto terminals = g.num_terminals();
   std::vector<std::int32_t> first(g.num_rules()), last(g.num_rules());
-  auto lo = [&](kcla::symbol_t s) { return s < terminals ? g.terminal_columns[s] : first[s - terminals]; };
-  auto hi = [&](kcla::symbol_t s) { return s < terminals ? g.terminal_columns[s] : last[s - terminals]; };
+  auto lo = [&](kcla::symbol_t s) {
+    return s < terminals ? g.terminal_columns[s] : first[s - terminals];
+  };
+  auto hi = [&](kcla::symbol_t s) {
+    return s < terminals ? g.terminal_columns[s] : last[s - terminals];
+  };
   for (std::int64_t i = 0; i < g.num_rules(); ++i) {
     ASSERT_LT(hi(g.rule_left[i]), lo(g.rule_right[i])) << "rule " << i << " crosses a row";
     first[i] = lo(g.rule_left[i]);
@@ -93,8 +97,8 @@ TEST(PaperExample, WorkedProductOfFigure42) {
   std::vector<double> by_layered(8), by_full(8);
   kcla::reference::layered_multiply<kcla::PlusTimes<double>>(kcla::build_layered_schedule(g), x,
                                                              by_layered);
-  kcla::reference::full_array_multiply<kcla::PlusTimes<double>>(
-      kcla::build_full_array_schedule(g), x, by_full);
+  kcla::reference::full_array_multiply<kcla::PlusTimes<double>>(kcla::build_full_array_schedule(g),
+                                                                x, by_full);
   for (int r = 0; r < 8; ++r) {
     EXPECT_NEAR(by_layered[r], y[r], 1e-12) << r;
     EXPECT_NEAR(by_full[r], y[r], 1e-12) << r;

@@ -70,6 +70,38 @@ inline CsrMatrix<double> random_csr(std::mt19937_64& gen, std::int64_t rows, std
   return a;
 }
 
+/// Genotype-like matrix (individuals x SNPs, values 0/1/2): every individual carries two
+/// haplotypes, each a mosaic of `founders` random founder haplotypes with a switch every
+/// ~cols/segments SNPs. Shared segments are the repetition real panels have.
+inline CsrMatrix<double> random_genotypes(std::mt19937_64& gen, std::int64_t rows,
+                                          std::int64_t cols, int founders = 8, int segments = 6,
+                                          double allele_frequency = 0.3) {
+  std::bernoulli_distribution allele(allele_frequency);
+  std::vector<std::vector<std::uint8_t>> founder(static_cast<std::size_t>(founders),
+                                                 std::vector<std::uint8_t>(cols));
+  for (auto& f : founder)
+    for (auto& a : f) a = allele(gen);
+  std::uniform_int_distribution<int> pick(0, founders - 1);
+  std::bernoulli_distribution switch_here(std::min(1.0, segments / static_cast<double>(cols)));
+  CsrMatrix<double> g;
+  g.num_rows = rows;
+  g.num_cols = cols;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    int h1 = pick(gen), h2 = pick(gen);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      if (switch_here(gen)) h1 = pick(gen);
+      if (switch_here(gen)) h2 = pick(gen);
+      const int v = founder[h1][c] + founder[h2][c];
+      if (v) {
+        g.column_indices.push_back(static_cast<std::int32_t>(c));
+        g.values.push_back(v);
+      }
+    }
+    g.row_offsets.push_back(g.nnz());
+  }
+  return g;
+}
+
 inline std::vector<double> random_vector(std::mt19937_64& gen, std::int64_t n, double lo = -1.0,
                                          double hi = 1.0) {
   std::uniform_real_distribution<double> d(lo, hi);

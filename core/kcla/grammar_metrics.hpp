@@ -10,12 +10,12 @@ namespace kcla {
 
 struct GrammarMetrics {
   std::int64_t rows = 0, cols = 0;
-  std::int64_t nnz = 0;            ///< nonzeros of the matrix the grammar encodes
-  std::int64_t num_values = 0;     ///< |V|
-  std::int64_t num_terminals = 0;  ///< distinct (value, column) pairs
-  std::int64_t rules = 0;          ///< |R|
-  std::int64_t sequence = 0;       ///< |C|
-  std::int32_t depth = 0;          ///< L
+  std::int64_t nnz = 0;              ///< nonzeros of the matrix the grammar encodes
+  std::int64_t num_values = 0;       ///< |V|
+  std::int64_t num_terminals = 0;    ///< distinct (value, column) pairs
+  std::int64_t rules = 0;            ///< |R|
+  std::int64_t sequence = 0;         ///< |C|
+  std::int32_t depth = 0;            ///< L
   std::int64_t max_level_rules = 0;  ///< widest level of the raw grammar (full-array)
   std::int64_t max_width = 0;        ///< w*: widest level after pass-through completion
   std::int64_t pass_throughs = 0;    ///< +pt

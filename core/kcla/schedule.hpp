@@ -19,7 +19,9 @@ constexpr std::int32_t kNoChild = std::numeric_limits<std::int32_t>::min();
 inline std::int32_t encode_terminal(std::int64_t terminal) {
   return -static_cast<std::int32_t>(terminal) - 1;
 }
-inline std::int64_t decode_terminal(std::int32_t code) { return -static_cast<std::int64_t>(code) - 1; }
+inline std::int64_t decode_terminal(std::int32_t code) {
+  return -static_cast<std::int64_t>(code) - 1;
+}
 
 /// Level of every rule (index i = rule i) and the depth L = max level (0: no rules).
 struct GrammarLevels {
@@ -67,7 +69,7 @@ struct LayeredSchedule {
   std::vector<std::int64_t> emit_offsets;   ///< depth+2: list k = [off[k], off[k+1])
   std::vector<std::int32_t> emit_positions;
   std::vector<std::int32_t> emit_rows;
-  std::int64_t max_width = 0;     ///< w*: widest level after completion
+  std::int64_t max_width = 0;      ///< w*: widest level after completion
   std::int64_t pass_throughs = 0;  ///< +pt: identity nodes added by completion
   TerminalTable terminals;
 

@@ -4,7 +4,7 @@
 //   leaf(coefficient, x_j)     one matrix entry applied to one input value
 //   combine(a, b)              the sum; only associativity is needed (RePair keeps order)
 //   atomic_combine(&y, v)      combine into shared memory from many threads
-//   coefficient(double)        a stored matrix value as the policy sees it
+//   coefficient(c)             a stored matrix value as the policy sees it
 // The same sweep serves every policy.
 #pragma once
 
@@ -20,10 +20,15 @@ struct PlusTimes {
   using value_type = T;
   static constexpr const char* name() { return "plus_times"; }
   KOKKOS_INLINE_FUNCTION static T zero() { return T(0); }
-  KOKKOS_INLINE_FUNCTION static T leaf(T coefficient, T x) { return coefficient * x; }
+  KOKKOS_INLINE_FUNCTION static T leaf(T weight, T x) { return weight * x; }
   KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return a + b; }
-  KOKKOS_INLINE_FUNCTION static void atomic_combine(T* target, T v) { Kokkos::atomic_add(target, v); }
-  static T coefficient(double v) { return static_cast<T>(v); }
+  KOKKOS_INLINE_FUNCTION static void atomic_combine(T* target, T v) {
+    Kokkos::atomic_add(target, v);
+  }
+  template <class C>
+  KOKKOS_INLINE_FUNCTION static T coefficient(C v) {
+    return static_cast<T>(v);
+  }
 };
 
 /// Boolean (or, and): y_i = OR_j (A_ij != 0 AND x_j). Reachability, BFS frontiers.
@@ -31,13 +36,16 @@ struct Boolean {
   using value_type = bool;
   static constexpr const char* name() { return "boolean"; }
   KOKKOS_INLINE_FUNCTION static bool zero() { return false; }
-  KOKKOS_INLINE_FUNCTION static bool leaf(bool coefficient, bool x) { return coefficient && x; }
+  KOKKOS_INLINE_FUNCTION static bool leaf(bool weight, bool x) { return weight && x; }
   KOKKOS_INLINE_FUNCTION static bool combine(bool a, bool b) { return a || b; }
   // Every writer stores the same value, so a plain store is race-free in effect.
   KOKKOS_INLINE_FUNCTION static void atomic_combine(bool* target, bool v) {
     if (v) *static_cast<volatile bool*>(target) = true;
   }
-  static bool coefficient(double v) { return v != 0.0; }
+  template <class C>
+  KOKKOS_INLINE_FUNCTION static bool coefficient(C v) {
+    return v != C(0);
+  }
 };
 
 /// Tropical (min, +): y_i = min_j (A_ij + x_j), +inf where nothing reaches. Shortest
@@ -47,12 +55,15 @@ struct MinPlus {
   using value_type = T;
   static constexpr const char* name() { return "min_plus"; }
   KOKKOS_INLINE_FUNCTION static T zero() { return static_cast<T>(INFINITY); }
-  KOKKOS_INLINE_FUNCTION static T leaf(T coefficient, T x) { return coefficient + x; }
+  KOKKOS_INLINE_FUNCTION static T leaf(T weight, T x) { return weight + x; }
   KOKKOS_INLINE_FUNCTION static T combine(T a, T b) { return b < a ? b : a; }
   KOKKOS_INLINE_FUNCTION static void atomic_combine(T* target, T v) {
     Kokkos::atomic_fetch_min(target, v);
   }
-  static T coefficient(double v) { return static_cast<T>(v); }
+  template <class C>
+  KOKKOS_INLINE_FUNCTION static T coefficient(C v) {
+    return static_cast<T>(v);
+  }
 };
 
 }  // namespace kcla

@@ -61,21 +61,22 @@ void print_metrics(std::ostream& out, const GrammarMetrics& m, int value_bytes) 
                 m.compression_ratio());
   out << line;
   std::snprintf(line, sizeof line,
-                "levels           L %d, widest level %lld, w* %lld (layered), +pt %lld\n",
-                m.depth, static_cast<long long>(m.max_level_rules),
-                static_cast<long long>(m.max_width), static_cast<long long>(m.pass_throughs));
+                "levels           L %d, widest level %lld, w* %lld (layered), +pt %lld\n", m.depth,
+                static_cast<long long>(m.max_level_rules), static_cast<long long>(m.max_width),
+                static_cast<long long>(m.pass_throughs));
   out << line;
   for (std::int64_t b : {std::int64_t{1}, std::int64_t{64}}) {
-    std::snprintf(line, sizeof line,
-                  "bytes (B=%-3lld)    CSR %.2f MB | full array %.2f MB (%.2fx) | layered %.2f MB "
-                  "(%.2fx)\n",
-                  static_cast<long long>(b), mb(m.csr_bytes(value_bytes)),
-                  mb(m.full_array_bytes(b, value_bytes)),
-                  static_cast<double>(m.csr_bytes(value_bytes)) /
-                      static_cast<double>(std::max<std::int64_t>(1, m.full_array_bytes(b, value_bytes))),
-                  mb(m.layered_bytes(b, value_bytes)),
-                  static_cast<double>(m.csr_bytes(value_bytes)) /
-                      static_cast<double>(std::max<std::int64_t>(1, m.layered_bytes(b, value_bytes))));
+    std::snprintf(
+        line, sizeof line,
+        "bytes (B=%-3lld)    CSR %.2f MB | full array %.2f MB (%.2fx) | layered %.2f MB "
+        "(%.2fx)\n",
+        static_cast<long long>(b), mb(m.csr_bytes(value_bytes)),
+        mb(m.full_array_bytes(b, value_bytes)),
+        static_cast<double>(m.csr_bytes(value_bytes)) /
+            static_cast<double>(std::max<std::int64_t>(1, m.full_array_bytes(b, value_bytes))),
+        mb(m.layered_bytes(b, value_bytes)),
+        static_cast<double>(m.csr_bytes(value_bytes)) /
+            static_cast<double>(std::max<std::int64_t>(1, m.layered_bytes(b, value_bytes))));
     out << line;
   }
 }

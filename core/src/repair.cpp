@@ -96,7 +96,8 @@ class BlockCompressor {
   std::int64_t peak_bytes_ = 0;
 
   /// Appends the final sequence (delimiters dropped) and per-row lengths.
-  void final_sequence(std::vector<symbol_t>& sequence, std::vector<std::int64_t>& row_lengths) const {
+  void final_sequence(std::vector<symbol_t>& sequence,
+                      std::vector<std::int64_t>& row_lengths) const {
     std::int64_t length = 0;
     for (index_t i = 0; i < n_; ++i) {
       const symbol_t s = symbols_[i];
@@ -314,13 +315,12 @@ class BlockCompressor {
   }
 
   std::int64_t bytes_now() const {
-    return static_cast<std::int64_t>(symbols_.capacity() * sizeof(symbol_t) +
-                                     (next_.capacity() + prev_.capacity()) * sizeof(index_t) +
-                                     table_.capacity() * sizeof(index_t) +
-                                     records_.capacity() * sizeof(PairRecord) +
-                                     2 * buckets_.capacity() * sizeof(index_t) +
-                                     (rule_left_.capacity() + rule_right_.capacity()) *
-                                         sizeof(symbol_t));
+    return static_cast<std::int64_t>(
+        symbols_.capacity() * sizeof(symbol_t) +
+        (next_.capacity() + prev_.capacity()) * sizeof(index_t) +
+        table_.capacity() * sizeof(index_t) + records_.capacity() * sizeof(PairRecord) +
+        2 * buckets_.capacity() * sizeof(index_t) +
+        (rule_left_.capacity() + rule_right_.capacity()) * sizeof(symbol_t));
   }
 
   symbol_t first_rule_symbol_;
@@ -409,9 +409,11 @@ Grammar repair(const CsrvEncoding& e, const RepairOptions& options, RepairStats*
       in_flight_bytes.fetch_sub(block.peak_bytes_);
     }
   };
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(num_blocks, 1)));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads =
+      static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(num_blocks, 1)));
   if (threads <= 1) {
     worker();
   } else {
@@ -454,7 +456,8 @@ Grammar repair(const CsrvEncoding& e, const RepairOptions& options, RepairStats*
     block = BlockResult{};
   }
   if (stats) {
-    stats->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    stats->seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     stats->blocks = num_blocks;
     stats->rules_before_merge = rules_before_merge;
     stats->working_bytes = peak_bytes.load();
@@ -462,7 +465,8 @@ Grammar repair(const CsrvEncoding& e, const RepairOptions& options, RepairStats*
   return g;
 }
 
-Grammar compress(const CsrMatrix<double>& matrix, const RepairOptions& options, RepairStats* stats) {
+Grammar compress(const CsrMatrix<double>& matrix, const RepairOptions& options,
+                 RepairStats* stats) {
   return repair(encode_csrv(matrix), options, stats);
 }
 

@@ -143,7 +143,8 @@ LayeredSchedule build_layered_schedule(const Grammar& g) {
       const symbol_t sym = g.sequence[k];
       const std::int32_t l = level_of(sym);
       const auto at = emit_fill[l]++;
-      s.emit_positions[at] = sym < terminals ? static_cast<std::int32_t>(sym) : position[sym - terminals];
+      s.emit_positions[at] =
+          sym < terminals ? static_cast<std::int32_t>(sym) : position[sym - terminals];
       s.emit_rows[at] = static_cast<std::int32_t>(r);
     }
   s.terminals = terminal_table(g);
@@ -160,9 +161,9 @@ void LayeredSchedule::validate() const {
       for (auto c : {left[n], right[n]}) {
         if (c == kNoChild) continue;
         if (c >= 0 && c >= below)
-          fail("node " + std::to_string(n) + " at level " + std::to_string(k) +
-               " reads position " + std::to_string(c) + " of a level with " +
-               std::to_string(below) + " nodes (not properly layered)");
+          fail("node " + std::to_string(n) + " at level " + std::to_string(k) + " reads position " +
+               std::to_string(c) + " of a level with " + std::to_string(below) +
+               " nodes (not properly layered)");
         if (c < 0 && decode_terminal(c) >= num_terminals) fail("terminal out of range");
       }
   }

@@ -50,7 +50,8 @@ template <class Semiring, class X>
 typename Semiring::value_type leaf(const TerminalTable& t, std::int32_t code, const X& x) {
   using T = typename Semiring::value_type;
   const auto id = decode_terminal(code);
-  return Semiring::leaf(Semiring::coefficient(t.coefficients[id]), static_cast<T>(x[t.columns[id]]));
+  return Semiring::leaf(Semiring::coefficient(t.coefficients[id]),
+                        static_cast<T>(x[t.columns[id]]));
 }
 }  // namespace detail
 
@@ -81,7 +82,8 @@ void layered_multiply(const LayeredSchedule& s, const X& x, Y& y) {
   for (std::int64_t r = 0; r < s.num_rows; ++r) y[r] = Semiring::zero();
   for (auto e = s.emit_offsets[0]; e < s.emit_offsets[1]; ++e)
     y[s.emit_rows[e]] = Semiring::combine(
-        y[s.emit_rows[e]], detail::leaf<Semiring>(s.terminals, encode_terminal(s.emit_positions[e]), x));
+        y[s.emit_rows[e]],
+        detail::leaf<Semiring>(s.terminals, encode_terminal(s.emit_positions[e]), x));
   std::vector<T> previous, current;
   for (std::int32_t k = 1; k <= s.depth; ++k) {
     const auto begin = s.level_offsets[k - 1], end = s.level_offsets[k];

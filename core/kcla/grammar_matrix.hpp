@@ -1,0 +1,168 @@
+// A grammar-compressed matrix resident in a Kokkos memory space, ready for products:
+// one sweep schedule (chosen by the cost model or forced), its arrays in Views, and a
+// reusable plan (workspace, level counters) for repeated products.
+#pragma once
+
+#include <kcla/grammar.hpp>
+#include <kcla/grammar_metrics.hpp>
+#include <kcla/schedule.hpp>
+#include <kcla/sweep_cost_model.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kcla {
+
+struct GrammarMatrixOptions {
+  SweepSchedule schedule = SweepSchedule::automatic;
+  SweepLaunch launch = SweepLaunch::automatic;
+  /// Right-hand sides the cost model plans for (the product itself takes any number).
+  std::int64_t expected_vectors = 1;
+  /// Upper bound on the sweep's value slots in bytes; 0 means no bound. The automatic
+  /// choice prefers a schedule that fits; products with more vectors than fit run in
+  /// chunks of vectors.
+  std::int64_t workspace_budget_bytes = 0;
+  SweepMachine machine = SweepMachine::for_default_execution_space();
+};
+
+namespace detail {
+
+/// Mutable per-matrix product state: value slots and the fused kernel's counters.
+template <class MemorySpace>
+struct SweepPlan {
+  std::int64_t vectors = 0;
+  Kokkos::View<std::uint64_t*, MemorySpace> workspace;  // value slots, 8-byte aligned
+  Kokkos::View<std::int64_t*, MemorySpace> counters;    // [0]: ticket, [1 + level]: done
+  // Ticket table of the fused kernel: level and kind of each ticket and its item range.
+  Kokkos::View<std::int32_t*, MemorySpace> ticket_level, ticket_kind;
+  Kokkos::View<std::int64_t*, MemorySpace> ticket_begin, ticket_end;
+  std::vector<std::int64_t> tickets_per_level;  // host, index = level (0 .. depth + 1)
+  Kokkos::View<std::int64_t*, MemorySpace> tickets_per_level_device;
+  Kokkos::View<std::int64_t*, MemorySpace> level_first;  // first node of each level
+  std::int64_t num_tickets = 0;
+  std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
+};
+
+}  // namespace detail
+
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class GrammarMatrix {
+ public:
+  using scalar_type = Scalar;
+  using memory_space = MemorySpace;
+  template <class T>
+  using view = Kokkos::View<T*, MemorySpace>;
+
+  GrammarMatrix() = default;
+
+  /// Builds the schedule on the host and copies it into MemorySpace.
+  explicit GrammarMatrix(const Grammar& grammar, const GrammarMatrixOptions& options = {})
+      : options_(options), metrics_(compute_metrics(grammar)), num_rows_(grammar.num_rows),
+        num_cols_(grammar.num_cols) {
+    prediction_ = options.schedule == SweepSchedule::automatic
+                      ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
+                                     options.launch, options.workspace_budget_bytes, options.machine)
+                      : predict_sweep(metrics_, options.schedule, options.launch,
+                                      options.expected_vectors, sizeof(Scalar), options.machine);
+    if (prediction_.schedule == SweepSchedule::full_array)
+      load(build_full_array_schedule(grammar));
+    else
+      load(build_layered_schedule(grammar));
+  }
+
+  std::int64_t num_rows() const { return num_rows_; }
+  std::int64_t num_cols() const { return num_cols_; }
+  SweepSchedule schedule() const { return prediction_.schedule; }
+  /// The cost model's prediction for options.expected_vectors (what decided the schedule).
+  const SweepPrediction& prediction() const { return prediction_; }
+  const GrammarMetrics& metrics() const { return metrics_; }
+  const GrammarMatrixOptions& options() const { return options_; }
+  std::int32_t depth() const { return depth_; }
+
+  /// Device bytes of the schedule arrays and terminal table (no workspace).
+  std::int64_t static_bytes() const {
+    std::int64_t b = 0;
+    auto add = [&](const auto& v) { b += static_cast<std::int64_t>(v.span() * sizeof(typename std::decay_t<decltype(v)>::value_type)); };
+    add(left), add(right), add(terminal_coefficients), add(terminal_columns), add(row_offsets),
+        add(row_symbols), add(emit_positions), add(emit_rows);
+    return b;
+  }
+  /// Device bytes of the current plan (workspace, counters, ticket table).
+  std::int64_t plan_bytes() const {
+    if (!plan_) return 0;
+    const auto& p = *plan_;
+    return static_cast<std::int64_t>(p.workspace.span() * 8 + p.counters.span() * 8 +
+                                     p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 +
+                                     p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
+                                     p.tickets_per_level_device.span() * 8 +
+                                     p.level_first.span() * 8);
+  }
+  std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
+
+  // --- schedule data (read by the kernels) -------------------------------------------
+  std::vector<std::int64_t> level_offsets;  // host copy: launch bounds
+  view<std::int32_t> left, right;
+  view<Scalar> terminal_coefficients;
+  view<std::int32_t> terminal_columns;
+  // full array
+  view<std::int64_t> row_offsets;
+  view<std::int32_t> row_symbols;
+  // layered
+  std::vector<std::int64_t> emit_offsets;  // host copy
+  view<std::int32_t> emit_positions, emit_rows;
+  std::int64_t max_width = 0;
+
+  /// The product plan for `vectors` right-hand sides (created or resized on demand).
+  detail::SweepPlan<MemorySpace>& plan() const {
+    if (!plan_) plan_ = std::make_shared<detail::SweepPlan<MemorySpace>>();
+    return *plan_;
+  }
+
+ private:
+  template <class T>
+  static view<T> to_view(const std::vector<T>& host, const char* label) {
+    view<T> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
+    Kokkos::deep_copy(d, Kokkos::View<const T*, Kokkos::HostSpace,
+                                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
+    return d;
+  }
+  void load_terminals(const TerminalTable& t) {
+    std::vector<Scalar> coefficients(t.coefficients.size());
+    for (std::size_t i = 0; i < coefficients.size(); ++i)
+      coefficients[i] = static_cast<Scalar>(t.coefficients[i]);
+    terminal_coefficients = to_view(coefficients, "kcla::grammar::terminal_coefficients");
+    terminal_columns = to_view(t.columns, "kcla::grammar::terminal_columns");
+  }
+  void load(const FullArraySchedule& s) {
+    depth_ = s.depth;
+    level_offsets = s.level_offsets;
+    left = to_view(s.left, "kcla::grammar::left");
+    right = to_view(s.right, "kcla::grammar::right");
+    row_offsets = to_view(s.row_offsets, "kcla::grammar::row_offsets");
+    row_symbols = to_view(s.row_symbols, "kcla::grammar::row_symbols");
+    load_terminals(s.terminals);
+  }
+  void load(const LayeredSchedule& s) {
+    depth_ = s.depth;
+    level_offsets = s.level_offsets;
+    left = to_view(s.left, "kcla::grammar::left");
+    right = to_view(s.right, "kcla::grammar::right");
+    emit_offsets = s.emit_offsets;
+    emit_positions = to_view(s.emit_positions, "kcla::grammar::emit_positions");
+    emit_rows = to_view(s.emit_rows, "kcla::grammar::emit_rows");
+    max_width = s.max_width;
+    load_terminals(s.terminals);
+  }
+
+  GrammarMatrixOptions options_;
+  GrammarMetrics metrics_;
+  SweepPrediction prediction_;
+  std::int64_t num_rows_ = 0, num_cols_ = 0;
+  std::int32_t depth_ = 0;
+  mutable std::shared_ptr<detail::SweepPlan<MemorySpace>> plan_;
+};
+
+}  // namespace kcla

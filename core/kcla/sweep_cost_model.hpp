@@ -1,0 +1,50 @@
+// Predicts bytes moved, launches and time of one grammar sweep from structure metrics
+// alone, so a schedule can be chosen before any device work (and the prediction reported
+// next to the measurement).
+#pragma once
+
+#include <kcla/grammar_metrics.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace kcla {
+
+enum class SweepSchedule { automatic, full_array, layered };
+/// per_level: one launch per level (+ emit/rows); fused: one ticketed kernel in which
+/// each level's chunks wait for the level below.
+enum class SweepLaunch { automatic, per_level, fused };
+
+const char* to_string(SweepSchedule s);
+const char* to_string(SweepLaunch l);
+SweepSchedule parse_schedule(const std::string& name);  ///< "auto", "full_array", "layered"
+
+struct SweepMachine {
+  double bandwidth_bytes_per_second = 3.0e12;  ///< achievable for gathers (H200 ~ 4.2 TB/s copy)
+  double launch_seconds = 4.0e-6;              ///< one kernel launch, stream-ordered
+  double level_wait_seconds = 1.5e-6;          ///< one level hand-off inside a fused kernel
+  /// Defaults for the execution space kcla was built for (CUDA vs host).
+  static SweepMachine for_default_execution_space();
+};
+
+struct SweepPrediction {
+  SweepSchedule schedule = SweepSchedule::full_array;
+  SweepLaunch launch = SweepLaunch::per_level;
+  std::int64_t vectors = 1;
+  double bytes_moved = 0;             ///< device bytes read + written by one product
+  std::int64_t launches = 0;          ///< kernel launches per product
+  std::int64_t workspace_bytes = 0;   ///< value slots the sweep needs
+  std::int64_t static_bytes = 0;      ///< schedule arrays + terminal table
+  double seconds = 0;                 ///< predicted time of one product
+};
+
+SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
+                              std::int64_t vectors, int value_bytes, const SweepMachine& machine);
+
+/// The schedule with the smallest predicted time whose workspace fits
+/// `workspace_budget_bytes` (0: no limit); if none fits, the one with the smaller workspace.
+SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
+                             SweepLaunch launch, std::int64_t workspace_budget_bytes,
+                             const SweepMachine& machine);
+
+}  // namespace kcla

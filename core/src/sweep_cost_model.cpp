@@ -1,0 +1,93 @@
+#include <kcla/error.hpp>
+#include <kcla/sweep_cost_model.hpp>
+
+#include <Kokkos_Core.hpp>
+
+namespace kcla {
+
+const char* to_string(SweepSchedule s) {
+  switch (s) {
+    case SweepSchedule::full_array: return "full_array";
+    case SweepSchedule::layered: return "layered";
+    default: return "auto";
+  }
+}
+
+const char* to_string(SweepLaunch l) {
+  switch (l) {
+    case SweepLaunch::per_level: return "per_level";
+    case SweepLaunch::fused: return "fused";
+    default: return "auto";
+  }
+}
+
+SweepSchedule parse_schedule(const std::string& name) {
+  if (name == "auto" || name == "automatic") return SweepSchedule::automatic;
+  if (name == "full_array" || name == "full") return SweepSchedule::full_array;
+  if (name == "layered") return SweepSchedule::layered;
+  throw InvalidArgument("unknown schedule '" + name + "' (auto, full_array, layered)");
+}
+
+SweepMachine SweepMachine::for_default_execution_space() {
+  SweepMachine m;
+#if defined(KOKKOS_ENABLE_CUDA)
+  (void)m;
+#else
+  m.bandwidth_bytes_per_second = 1.0e10;  // two cores gathering from DRAM
+  m.launch_seconds = 2.0e-6;
+  m.level_wait_seconds = 1.0e-6;
+#endif
+  return m;
+}
+
+SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
+                              std::int64_t vectors, int value_bytes, const SweepMachine& machine) {
+  if (schedule == SweepSchedule::automatic)
+    throw InvalidArgument("predict_sweep: choose a concrete schedule");
+  SweepPrediction p;
+  p.schedule = schedule;
+  p.launch = launch == SweepLaunch::automatic ? SweepLaunch::fused : launch;
+  p.vectors = vectors;
+  const double B = static_cast<double>(vectors), vb = value_bytes;
+  // Each node reads two child codes and two child values, and writes one value; a leaf
+  // child also reads its coefficient and column.
+  const double leaf_reads = 2.0 * static_cast<double>(m.nnz > 0 ? m.num_terminals : 0) * (4 + vb);
+  if (schedule == SweepSchedule::full_array) {
+    const double nodes = static_cast<double>(m.rules);
+    p.bytes_moved = nodes * (8 + 3 * B * vb) + static_cast<double>(m.sequence) * (4 + B * vb) +
+                    static_cast<double>(m.rows) * (8 + B * vb) + leaf_reads;
+    p.workspace_bytes = m.rules * vectors * value_bytes;
+    p.static_bytes = m.full_array_bytes(vectors, value_bytes) - p.workspace_bytes;
+    p.launches = p.launch == SweepLaunch::fused ? 1 : m.depth + 1;
+  } else {
+    const double nodes = static_cast<double>(m.rules + m.pass_throughs);
+    // Emits are read-modify-write atomics into y.
+    p.bytes_moved = nodes * (8 + 3 * B * vb) + static_cast<double>(m.sequence) * (8 + 3 * B * vb) +
+                    static_cast<double>(m.rows) * B * vb + leaf_reads;
+    p.workspace_bytes = 2 * m.max_width * vectors * value_bytes;
+    p.static_bytes = m.layered_bytes(vectors, value_bytes) - p.workspace_bytes;
+    p.launches = p.launch == SweepLaunch::fused ? 1 : m.depth + 2;
+  }
+  p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second;
+  if (p.launch == SweepLaunch::fused)
+    p.seconds += machine.launch_seconds + (m.depth + 1) * machine.level_wait_seconds;
+  else
+    p.seconds += static_cast<double>(p.launches) * machine.launch_seconds;
+  return p;
+}
+
+SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
+                             SweepLaunch launch, std::int64_t workspace_budget_bytes,
+                             const SweepMachine& machine) {
+  const auto full = predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine);
+  const auto layered = predict_sweep(m, SweepSchedule::layered, launch, vectors, value_bytes, machine);
+  const bool full_fits = workspace_budget_bytes <= 0 || full.workspace_bytes <= workspace_budget_bytes;
+  const bool layered_fits =
+      workspace_budget_bytes <= 0 || layered.workspace_bytes <= workspace_budget_bytes;
+  if (full_fits && layered_fits) return full.seconds <= layered.seconds ? full : layered;
+  if (full_fits) return full;
+  if (layered_fits) return layered;
+  return full.workspace_bytes <= layered.workspace_bytes ? full : layered;
+}
+
+}  // namespace kcla

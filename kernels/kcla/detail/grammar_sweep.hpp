@@ -1,0 +1,406 @@
+// The grammar sweep kernels behind kcla::multiply. Two schedules (full array, layered)
+// and two launch modes:
+//   per_level  one parallel_for per level (the layered schedule fuses the emit of level
+//              k-1 into the round of level k), then rows or the last emit;
+//   fused      one TeamPolicy kernel; each team takes the next ticket (a chunk of one
+//              level's work) from an atomic counter and waits until the level below is
+//              complete. Tickets are handed out in level order, so every ticket a team
+//              waits for is held by a team that is already running: no deadlock, and the
+//              L launch gaps become L short hand-offs.
+// Values of B right-hand sides are stored vector-innermost: slot s, vector b at s*B + b.
+#pragma once
+
+#include <kcla/grammar_matrix.hpp>
+#include <kcla/schedule.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace kcla::detail {
+
+/// A load that sees stores made by other blocks of the same kernel after the level
+/// hand-off: on CUDA it bypasses the (non-coherent) L1 cache.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T load_coherent(const T* p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                std::is_same<T, int>::value)
+    return __ldcg(p);
+  else
+    return *static_cast<const volatile T*>(p);
+#else
+  return *p;
+#endif
+}
+
+KOKKOS_FORCEINLINE_FUNCTION std::int64_t load_counter(const std::int64_t* p) {
+  return *static_cast<const volatile std::int64_t*>(p);
+}
+
+enum TicketKind : std::int32_t { fill_y = 0, nodes = 1, emits = 2, rows_team = 3, rows_serial = 4 };
+
+/// Everything a sweep kernel reads and writes, as raw pointers (one product).
+template <class Semiring, class Scalar>
+struct SweepArgs {
+  using T = typename Semiring::value_type;
+  const std::int32_t* left = nullptr;
+  const std::int32_t* right = nullptr;
+  const Scalar* coefficients = nullptr;
+  const std::int32_t* columns = nullptr;
+  const std::int64_t* row_offsets = nullptr;
+  const std::int32_t* row_symbols = nullptr;
+  const std::int32_t* emit_positions = nullptr;
+  const std::int32_t* emit_rows = nullptr;
+  const T* x = nullptr;
+  T* y = nullptr;
+  T* slots = nullptr;  // full array: all slots; layered: buffer 0, buffer 1 at + width*B
+  std::int64_t vectors = 1;
+  std::int64_t width = 0;  // layered frontier capacity
+  std::int64_t num_rows = 0;
+  bool layered = false;
+
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION T value(std::int32_t code, const T* read, std::int64_t b) const {
+    if (code >= 0) {
+      const T* p = read + static_cast<std::int64_t>(code) * vectors + b;
+      return Coherent ? load_coherent(p) : *p;
+    }
+    if (code == kNoChild) return Semiring::zero();
+    const std::int64_t t = -static_cast<std::int64_t>(code) - 1;
+    return Semiring::leaf(Semiring::coefficient(coefficients[t]),
+                          x[static_cast<std::int64_t>(columns[t]) * vectors + b]);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION T* buffer(std::int32_t level) const {
+    return slots + (level % 2) * width * vectors;
+  }
+  /// Node item: node n of `level` (global index, level starts at first), vector b.
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION void node(std::int32_t level, std::int64_t first, std::int64_t n,
+                                        std::int64_t b) const {
+    if (layered) {
+      const T* read = buffer(level - 1);
+      buffer(level)[(n - first) * vectors + b] =
+          Semiring::combine(value<Coherent>(left[n], read, b), value<Coherent>(right[n], read, b));
+    } else {
+      slots[n * vectors + b] =
+          Semiring::combine(value<Coherent>(left[n], slots, b), value<Coherent>(right[n], slots, b));
+    }
+  }
+  /// Emit item of layered level `level` (0: a terminal standing in C).
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION void emit(std::int32_t level, std::int64_t e, std::int64_t b) const {
+    const T v = level == 0 ? value<Coherent>(encode_terminal(emit_positions[e]), nullptr, b)
+                           : value<Coherent>(emit_positions[e], buffer(level), b);
+    Semiring::atomic_combine(&y[static_cast<std::int64_t>(emit_rows[e]) * vectors + b], v);
+  }
+  /// Row r, vector b, reduced by one thread.
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION void row_serial(std::int64_t r, std::int64_t b) const {
+    T sum = Semiring::zero();
+    for (auto k = row_offsets[r]; k < row_offsets[r + 1]; ++k)
+      sum = Semiring::combine(sum, value<Coherent>(row_symbols[k], slots, b));
+    y[r * vectors + b] = sum;
+  }
+};
+
+/// Row r reduced by a whole team: threads split into groups over the row's symbols and
+/// lanes over vectors; partials meet in team scratch.
+template <bool Coherent, class Semiring, class Scalar, class Member>
+KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
+                                     std::int64_t r, typename Semiring::value_type* scratch) {
+  using T = typename Semiring::value_type;
+  const int team_size = team.team_size(), t = team.team_rank();
+  const std::int64_t lanes = a.vectors < team_size ? a.vectors : team_size;
+  const std::int64_t groups = team_size / lanes;
+  const std::int64_t lane = t % lanes, group = t / lanes;
+  const auto begin = a.row_offsets[r], end = a.row_offsets[r + 1];
+  for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
+    const std::int64_t b = b0 + lane;
+    T partial = Semiring::zero();
+    if (group < groups && b < a.vectors)
+      for (auto k = begin + group; k < end; k += groups)
+        partial = Semiring::combine(partial, a.template value<Coherent>(a.row_symbols[k], a.slots, b));
+    scratch[t] = partial;
+    team.team_barrier();
+    if (group == 0 && b < a.vectors) {
+      T sum = scratch[lane];
+      for (std::int64_t g = 1; g < groups; ++g) sum = Semiring::combine(sum, scratch[g * lanes + lane]);
+      a.y[r * a.vectors + b] = sum;
+    }
+    team.team_barrier();
+  }
+}
+
+// --- per-level launches --------------------------------------------------------------
+
+template <class Semiring, class Scalar>
+struct LevelFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  std::int32_t level;
+  std::int64_t first, count;         // nodes of this level
+  std::int64_t emit_first, emit_count;  // layered: emits of level - 1 (fused into the round)
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t item = i / a.vectors, b = i % a.vectors;
+    if (item < count)
+      a.template node<false>(level, first, first + item, b);
+    else
+      a.template emit<false>(level - 1, emit_first + item - count, b);
+  }
+};
+
+template <class Semiring, class Scalar>
+struct FillFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { a.y[i] = Semiring::zero(); }
+};
+
+template <class Semiring, class Scalar>
+struct RowsSerialFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    a.template row_serial<false>(i / a.vectors, i % a.vectors);
+  }
+};
+
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct RowsTeamFunctor {
+  using T = typename Semiring::value_type;
+  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  SweepArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
+    row_team<false>(a, team, team.league_rank(), scratch);
+  }
+};
+
+// --- the fused kernel ------------------------------------------------------------------
+
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct FusedSweepFunctor {
+  using T = typename Semiring::value_type;
+  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  SweepArgs<Semiring, Scalar> a;
+  std::int64_t* counters;  // [0] ticket dispenser, [1 + level] tickets finished
+  const std::int32_t* ticket_level;
+  const std::int32_t* ticket_kind;
+  const std::int64_t* ticket_begin;
+  const std::int64_t* ticket_end;
+  const std::int64_t* tickets_per_level;
+  const std::int64_t* level_first;  // first node of each level (index = level)
+  std::int64_t epoch, num_tickets;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
+    std::int64_t ticket = 0;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](std::int64_t& t) { t = Kokkos::atomic_fetch_add(&counters[0], std::int64_t(1)) - epoch * num_tickets; },
+        ticket);
+    const std::int32_t level = ticket_level[ticket];
+    const std::int32_t kind = ticket_kind[ticket];
+    const std::int64_t begin = ticket_begin[ticket], end = ticket_end[ticket];
+    if (level > 0 && tickets_per_level[level - 1] > 0) {
+      const std::int64_t target = (epoch + 1) * tickets_per_level[level - 1];
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        while (load_counter(&counters[level]) < target) {
+        }
+        Kokkos::memory_fence();
+      });
+    }
+    team.team_barrier();
+    const std::int64_t B = a.vectors;
+    if (kind == nodes) {
+      const std::int64_t first = level_first[level];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template node<true>(level, first, begin + i / B, i % B);
+      });
+    } else if (kind == emits) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template emit<true>(level - 1, begin + i / B, i % B);
+      });
+    } else if (kind == fill_y) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, end - begin),
+                           [&](std::int64_t i) { a.y[begin + i] = Semiring::zero(); });
+    } else if (kind == rows_serial) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template row_serial<true>(begin + i / B, i % B);
+      });
+    } else {
+      for (std::int64_t r = begin; r < end; ++r) row_team<true>(a, team, r, scratch);
+    }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      Kokkos::memory_fence();
+      Kokkos::atomic_fetch_add(&counters[1 + level], std::int64_t(1));
+    });
+  }
+};
+
+template <class ExecutionSpace>
+constexpr int sweep_team_size() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
+#endif
+  return 1;
+}
+
+template <class ExecutionSpace>
+constexpr std::int64_t items_per_ticket() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 2048;
+#endif
+  return 16384;
+}
+
+/// Average symbols per row below which a row is reduced by one thread, not a team.
+constexpr std::int64_t kSerialRowSymbols = 48;
+
+/// (Re)builds the fused kernel's ticket table and workspace for `vectors` vectors.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                  std::int64_t value_bytes) {
+  auto& plan = A.plan();
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
+  const std::int64_t words = (slots * vectors * value_bytes + 7) / 8;
+  if (plan.vectors == vectors && static_cast<std::int64_t>(plan.workspace.extent(0)) >= words &&
+      plan.num_tickets > 0)
+    return;
+  plan.vectors = vectors;
+  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words)
+    plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
+
+  const std::int32_t depth = A.depth();
+  const std::int64_t per_ticket = std::max<std::int64_t>(1, items_per_ticket<ExecutionSpace>() / vectors);
+  std::vector<std::int32_t> level, kind;
+  std::vector<std::int64_t> begin, end;
+  plan.tickets_per_level.assign(static_cast<std::size_t>(depth) + 2, 0);
+  auto add = [&](std::int32_t l, std::int32_t k, std::int64_t b, std::int64_t e, std::int64_t chunk) {
+    for (std::int64_t s = b; s < e; s += chunk) {
+      level.push_back(l);
+      kind.push_back(k);
+      begin.push_back(s);
+      end.push_back(std::min(e, s + chunk));
+      ++plan.tickets_per_level[l];
+    }
+  };
+  const std::int64_t rows = A.num_rows();
+  if (layered) add(0, fill_y, 0, rows * vectors, items_per_ticket<ExecutionSpace>());
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    add(k, nodes, A.level_offsets[k - 1], A.level_offsets[k], per_ticket);
+    if (layered) add(k, emits, A.emit_offsets[k - 1], A.emit_offsets[k], per_ticket);
+  }
+  if (layered) {
+    add(depth + 1, emits, A.emit_offsets[depth], A.emit_offsets[depth + 1], per_ticket);
+  } else {
+    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
+    if (symbols <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1))
+      add(depth + 1, rows_serial, 0, rows, per_ticket);
+    else
+      add(depth + 1, rows_team, 0, rows, 1);
+  }
+  plan.num_tickets = static_cast<std::int64_t>(level.size());
+  auto upload = [](auto& view, const auto& host, const char* label) {
+    using V = std::decay_t<decltype(view)>;
+    view = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
+    Kokkos::deep_copy(view, Kokkos::View<const typename V::value_type*, Kokkos::HostSpace,
+                                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(),
+                                                                                  host.size()));
+  };
+  upload(plan.ticket_level, level, "kcla::grammar::ticket_level");
+  upload(plan.ticket_kind, kind, "kcla::grammar::ticket_kind");
+  upload(plan.ticket_begin, begin, "kcla::grammar::ticket_begin");
+  upload(plan.ticket_end, end, "kcla::grammar::ticket_end");
+  upload(plan.tickets_per_level_device, plan.tickets_per_level, "kcla::grammar::tickets_per_level");
+  std::vector<std::int64_t> level_first(static_cast<std::size_t>(depth) + 2, 0);
+  for (std::int32_t k = 1; k <= depth; ++k) level_first[k] = A.level_offsets[k - 1];
+  upload(plan.level_first, level_first, "kcla::grammar::level_first");
+  plan.counters = Kokkos::View<std::int64_t*, MemorySpace>("kcla::grammar::counters", depth + 3);
+  plan.epoch = 0;
+}
+
+/// Runs one product. x: num_cols x B, y: num_rows x B, both vector-innermost.
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
+void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>& A,
+           const typename Semiring::value_type* x, typename Semiring::value_type* y,
+           std::int64_t vectors, SweepLaunch launch) {
+  using T = typename Semiring::value_type;
+  if (launch == SweepLaunch::automatic) launch = A.options().launch;
+  if (launch == SweepLaunch::automatic)
+    launch = sweep_team_size<ExecutionSpace>() > 1 ? SweepLaunch::fused : SweepLaunch::per_level;
+  prepare_plan<ExecutionSpace>(A, vectors, sizeof(T));
+  auto& plan = A.plan();
+  const bool layered = A.schedule() == SweepSchedule::layered;
+
+  SweepArgs<Semiring, Scalar> a;
+  a.left = A.left.data();
+  a.right = A.right.data();
+  a.coefficients = A.terminal_coefficients.data();
+  a.columns = A.terminal_columns.data();
+  a.row_offsets = A.row_offsets.data();
+  a.row_symbols = A.row_symbols.data();
+  a.emit_positions = A.emit_positions.data();
+  a.emit_rows = A.emit_rows.data();
+  a.x = x;
+  a.y = y;
+  a.slots = reinterpret_cast<T*>(plan.workspace.data());
+  a.vectors = vectors;
+  a.width = A.max_width;
+  a.num_rows = A.num_rows();
+  a.layered = layered;
+  const std::int32_t depth = A.depth();
+  const std::int64_t rows = A.num_rows();
+  const int team_size = sweep_team_size<ExecutionSpace>();
+  const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
+
+  if (launch == SweepLaunch::fused) {
+    FusedSweepFunctor<Semiring, Scalar, ExecutionSpace> f;
+    f.a = a;
+    f.counters = plan.counters.data();
+    f.ticket_level = plan.ticket_level.data();
+    f.ticket_kind = plan.ticket_kind.data();
+    f.ticket_begin = plan.ticket_begin.data();
+    f.ticket_end = plan.ticket_end.data();
+    f.tickets_per_level = plan.tickets_per_level_device.data();
+    f.level_first = plan.level_first.data();
+    f.epoch = plan.epoch;
+    f.num_tickets = plan.num_tickets;
+    Kokkos::parallel_for("kcla::grammar_sweep_fused",
+                         Kokkos::TeamPolicy<ExecutionSpace>(exec, plan.num_tickets, team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         f);
+    ++plan.epoch;
+    return;
+  }
+
+  using range = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  if (layered) Kokkos::parallel_for("kcla::grammar_fill", range(exec, 0, rows * vectors), FillFunctor<Semiring, Scalar>{a});
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    LevelFunctor<Semiring, Scalar> f{a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
+    if (layered) {
+      f.emit_first = A.emit_offsets[k - 1];
+      f.emit_count = A.emit_offsets[k] - A.emit_offsets[k - 1];
+    }
+    Kokkos::parallel_for("kcla::grammar_level", range(exec, 0, (f.count + f.emit_count) * vectors), f);
+  }
+  if (layered) {
+    LevelFunctor<Semiring, Scalar> f{a, depth + 1, 0, 0, A.emit_offsets[depth],
+                                     A.emit_offsets[depth + 1] - A.emit_offsets[depth]};
+    if (f.emit_count > 0)
+      Kokkos::parallel_for("kcla::grammar_emit", range(exec, 0, f.emit_count * vectors), f);
+  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
+    Kokkos::parallel_for("kcla::grammar_rows", range(exec, 0, rows * vectors),
+                         RowsSerialFunctor<Semiring, Scalar>{a});
+  } else {
+    Kokkos::parallel_for("kcla::grammar_rows",
+                         Kokkos::TeamPolicy<ExecutionSpace>(exec, rows, team_size)
+                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         RowsTeamFunctor<Semiring, Scalar, ExecutionSpace>{a});
+  }
+}
+
+}  // namespace kcla::detail

@@ -1,0 +1,202 @@
+// kcla::multiply on the default execution space against the serial references, the
+// vendor CSR product and, across semirings, exactly.
+#include <kcla/csr_spmv.hpp>
+#include <kcla/grammar_multiply.hpp>
+#include <kcla/grammar_reference.hpp>
+#include <kcla/repair.hpp>
+
+#include <gtest/gtest.h>
+
+#include "grammar_fixtures.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+using memory = exec::memory_space;
+
+struct Config {
+  kcla::SweepSchedule schedule;
+  kcla::SweepLaunch launch;
+};
+const Config kConfigs[] = {
+    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
+    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
+    {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level},
+    {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
+};
+
+template <class T, class H>
+Kokkos::View<T**, Kokkos::LayoutRight, memory> to_device_2d(const std::vector<H>& host,
+                                                             std::int64_t n, std::int64_t b) {
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> d("x", n, b);
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < b; ++j) h(i, j) = static_cast<T>(host[i * b + j]);
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+// Runs every schedule x launch for B vectors and compares each column with the CSR
+// reference in the semiring. tolerance 0 means bit-for-bit.
+template <class Semiring, class Scalar>
+void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, std::int64_t B,
+                    double tolerance, std::mt19937_64& gen) {
+  using T = typename Semiring::value_type;
+  // std::vector<bool> packs bits; hold booleans as char on the host.
+  using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
+  const std::int64_t rows = a.num_rows, cols = a.num_cols;
+  std::vector<H> x(cols * B);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (auto& v : x) {
+    const double r = u(gen);
+    if constexpr (std::is_same<T, bool>::value)
+      v = r < 0.3;
+    else if constexpr (std::is_same<Semiring, kcla::MinPlus<T>>::value)
+      v = r < 0.2 ? static_cast<T>(INFINITY) : static_cast<T>(r * 10);
+    else
+      v = static_cast<T>(2 * r - 1);
+  }
+  // Reference, column by column.
+  // Reference, column by column, and the magnitude sum |a_ij| |x_j| that bounds the
+  // rounding error of any summation order.
+  std::vector<H> expected(rows * B);
+  std::vector<double> magnitude(rows * B);
+  auto abs_a = a;
+  for (auto& v : abs_a.values) v = std::abs(v);
+  for (std::int64_t b = 0; b < B; ++b) {
+    std::vector<H> xb(cols), yb(rows);
+    std::vector<double> xabs(cols), yabs(rows);
+    for (std::int64_t j = 0; j < cols; ++j) {
+      xb[j] = x[j * B + b];
+      xabs[j] = std::abs(static_cast<double>(xb[j]));
+    }
+    kcla::reference::csr_multiply<Semiring>(a, xb, yb);
+    kcla::reference::csr_multiply<kcla::PlusTimes<double>>(abs_a, xabs, yabs);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      expected[r * B + b] = yb[r];
+      magnitude[r * B + b] = yabs[r];
+    }
+  }
+  const auto x_dev = to_device_2d<T>(x, cols, B);
+  for (const auto& c : kConfigs) {
+    kcla::GrammarMatrixOptions options;
+    options.schedule = c.schedule;
+    kcla::GrammarMatrix<Scalar, memory> A(g, options);
+    ASSERT_EQ(A.schedule(), c.schedule);
+    Kokkos::View<T**, Kokkos::LayoutRight, memory> y("y", rows, B);
+    for (int repeat = 0; repeat < 2; ++repeat) {  // the second run reuses the plan
+      Kokkos::deep_copy(y, static_cast<T>(7));  // poison
+      kcla::multiply<Semiring>(exec(), A, x_dev, y, c.launch);
+      exec().fence();
+      auto y_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t b = 0; b < B; ++b) {
+          const T got = y_host(r, b), want = static_cast<T>(expected[r * B + b]);
+          if (tolerance == 0) {
+            ASSERT_EQ(got, want) << Semiring::name() << " " << kcla::to_string(c.schedule) << "/"
+                                 << kcla::to_string(c.launch) << " row " << r << " vector " << b;
+          } else {
+            ASSERT_NEAR(static_cast<double>(got), static_cast<double>(want),
+                        tolerance * magnitude[r * B + b])
+                << kcla::to_string(c.schedule) << "/" << kcla::to_string(c.launch) << " row " << r
+                << " vector " << b;
+          }
+        }
+    }
+  }
+}
+
+void check_matrix(const kcla::CsrMatrix<double>& a, std::uint64_t salt) {
+  auto gen = kcla::test::rng(salt);
+  const auto g = kcla::compress(a);
+  for (std::int64_t B : {1, 3, 64}) {
+    check_semiring<kcla::PlusTimes<double>, double>(g, a, B, 1e-12, gen);
+    check_semiring<kcla::PlusTimes<float>, float>(g, a, B, 1e-5, gen);
+    check_semiring<kcla::Boolean, float>(g, a, B, 0, gen);
+    check_semiring<kcla::MinPlus<float>, float>(g, a, B, 0, gen);
+  }
+}
+
+TEST(GrammarMultiply, PaperExample) {
+  const auto g = kcla::test::paper_grammar();
+  const auto a = kcla::test::paper_matrix();
+  const auto x = kcla::test::paper_x(), y = kcla::test::paper_y();
+  for (const auto& c : kConfigs) {
+    kcla::GrammarMatrixOptions options;
+    options.schedule = c.schedule;
+    kcla::GrammarMatrix<double, memory> A(g, options);
+    Kokkos::View<double*, memory> x_dev("x", 7), y_dev("y", 8);
+    auto xh = Kokkos::create_mirror_view(x_dev);
+    for (int j = 0; j < 7; ++j) xh(j) = x[j];
+    Kokkos::deep_copy(x_dev, xh);
+    kcla::multiply(exec(), A, x_dev, y_dev, c.launch);
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_dev);
+    for (int r = 0; r < 8; ++r) EXPECT_NEAR(yh(r), y[r], 1e-12) << r;
+  }
+  check_matrix(a, 1);
+}
+
+TEST(GrammarMultiply, GenotypeLikeMatrices) {
+  auto gen = kcla::test::rng();
+  check_matrix(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 2);
+  check_matrix(kcla::test::random_genotypes(gen, 7, 3000, 3, 2), 3);
+}
+
+TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
+  auto gen = kcla::test::rng();
+  check_matrix(kcla::test::random_csr(gen, 300, 200, 0.02, 3), 4);
+  check_matrix(kcla::test::random_csr(gen, 50, 1, 0.7, 2), 5);     // one column
+  check_matrix(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);    // all zero
+  check_matrix(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);      // 1 x 1
+  check_matrix(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);   // dense, no repetition
+}
+
+TEST(GrammarMultiply, MatchesVendorCsrProduct) {
+  // plus-times against KokkosSparse::spmv (host) / cuSPARSE (CUDA) on the decompressed CSR.
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_genotypes(gen, 200, 2000, 8, 6);
+  const auto g = kcla::compress(a);
+  const auto csr = kcla::to_device_csr<float, memory>(g.decompress());
+  const auto xh = kcla::test::random_vector(gen, a.num_cols);
+  Kokkos::View<float*, memory> x("x", a.num_cols), y_vendor("yv", a.num_rows), y("y", a.num_rows);
+  auto xm = Kokkos::create_mirror_view(x);
+  for (std::int64_t j = 0; j < a.num_cols; ++j) xm(j) = static_cast<float>(xh[j]);
+  Kokkos::deep_copy(x, xm);
+  kcla::csr_spmv(exec(), csr, x, y_vendor);
+  kcla::GrammarMatrix<float, memory> A(g);
+  kcla::multiply(exec(), A, x, y);
+  exec().fence();
+  auto yv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_vendor);
+  auto yk = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  EXPECT_LE(kcla::test::relative_error(yk.data(), yv.data(), a.num_rows), 1e-5);
+}
+
+TEST(GrammarMultiply, RejectsMismatchedShapes) {
+  const auto g = kcla::test::paper_grammar();
+  kcla::GrammarMatrix<float, memory> A(g);
+  Kokkos::View<float*, memory> x("x", 6), y("y", 8);
+  EXPECT_THROW(kcla::multiply(exec(), A, x, y), kcla::InvalidArgument);
+  Kokkos::View<float**, Kokkos::LayoutRight, memory> X("X", 7, 2), Y("Y", 8, 3);
+  EXPECT_THROW(kcla::multiply(exec(), A, X, Y), kcla::InvalidArgument);
+}
+
+TEST(GrammarMultiply, CostModelChoosesAndReports) {
+  auto gen = kcla::test::rng();
+  const auto g = kcla::compress(kcla::test::random_genotypes(gen, 100, 1000, 5, 4));
+  kcla::GrammarMatrix<float, memory> automatic(g);
+  EXPECT_NE(automatic.schedule(), kcla::SweepSchedule::automatic);
+  EXPECT_GT(automatic.prediction().bytes_moved, 0);
+  EXPECT_GT(automatic.static_bytes(), 0);
+  // A budget smaller than the full array's workspace but larger than the layered one.
+  const auto& m = automatic.metrics();
+  kcla::GrammarMatrixOptions tight;
+  tight.expected_vectors = 16;
+  tight.workspace_budget_bytes = 2 * m.max_width * 16 * 4;
+  if (2 * m.max_width < m.rules) {
+    kcla::GrammarMatrix<float, memory> constrained(g, tight);
+    EXPECT_EQ(constrained.schedule(), kcla::SweepSchedule::layered);
+  }
+}
+
+}  // namespace
