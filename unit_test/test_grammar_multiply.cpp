@@ -28,7 +28,7 @@ const Config kConfigs[] = {
 
 template <class T, class H>
 Kokkos::View<T**, Kokkos::LayoutRight, memory> to_device_2d(const std::vector<H>& host,
-                                                             std::int64_t n, std::int64_t b) {
+                                                            std::int64_t n, std::int64_t b) {
   Kokkos::View<T**, Kokkos::LayoutRight, memory> d("x", n, b);
   auto h = Kokkos::create_mirror_view(d);
   for (std::int64_t i = 0; i < n; ++i)
@@ -86,7 +86,7 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
     ASSERT_EQ(A.schedule(), c.schedule);
     Kokkos::View<T**, Kokkos::LayoutRight, memory> y("y", rows, B);
     for (int repeat = 0; repeat < 2; ++repeat) {  // the second run reuses the plan
-      Kokkos::deep_copy(y, static_cast<T>(7));  // poison
+      Kokkos::deep_copy(y, static_cast<T>(7));    // poison
       kcla::multiply<Semiring>(exec(), A, x_dev, y, c.launch);
       exec().fence();
       auto y_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
@@ -146,10 +146,10 @@ TEST(GrammarMultiply, GenotypeLikeMatrices) {
 TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
   auto gen = kcla::test::rng();
   check_matrix(kcla::test::random_csr(gen, 300, 200, 0.02, 3), 4);
-  check_matrix(kcla::test::random_csr(gen, 50, 1, 0.7, 2), 5);     // one column
-  check_matrix(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);    // all zero
-  check_matrix(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);      // 1 x 1
-  check_matrix(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);   // dense, no repetition
+  check_matrix(kcla::test::random_csr(gen, 50, 1, 0.7, 2), 5);    // one column
+  check_matrix(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);   // all zero
+  check_matrix(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);     // 1 x 1
+  check_matrix(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);  // dense, no repetition
 }
 
 TEST(GrammarMultiply, MatchesVendorCsrProduct) {

@@ -60,13 +60,16 @@ class GrammarMatrix {
 
   /// Builds the schedule on the host and copies it into MemorySpace.
   explicit GrammarMatrix(const Grammar& grammar, const GrammarMatrixOptions& options = {})
-      : options_(options), metrics_(compute_metrics(grammar)), num_rows_(grammar.num_rows),
+      : options_(options),
+        metrics_(compute_metrics(grammar)),
+        num_rows_(grammar.num_rows),
         num_cols_(grammar.num_cols) {
-    prediction_ = options.schedule == SweepSchedule::automatic
-                      ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
-                                     options.launch, options.workspace_budget_bytes, options.machine)
-                      : predict_sweep(metrics_, options.schedule, options.launch,
-                                      options.expected_vectors, sizeof(Scalar), options.machine);
+    prediction_ =
+        options.schedule == SweepSchedule::automatic
+            ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar), options.launch,
+                           options.workspace_budget_bytes, options.machine)
+            : predict_sweep(metrics_, options.schedule, options.launch, options.expected_vectors,
+                            sizeof(Scalar), options.machine);
     if (prediction_.schedule == SweepSchedule::full_array)
       load(build_full_array_schedule(grammar));
     else
@@ -85,7 +88,10 @@ class GrammarMatrix {
   /// Device bytes of the schedule arrays and terminal table (no workspace).
   std::int64_t static_bytes() const {
     std::int64_t b = 0;
-    auto add = [&](const auto& v) { b += static_cast<std::int64_t>(v.span() * sizeof(typename std::decay_t<decltype(v)>::value_type)); };
+    auto add = [&](const auto& v) {
+      b += static_cast<std::int64_t>(v.span() *
+                                     sizeof(typename std::decay_t<decltype(v)>::value_type));
+    };
     add(left), add(right), add(terminal_coefficients), add(terminal_columns), add(row_offsets),
         add(row_symbols), add(emit_positions), add(emit_rows);
     return b;
@@ -94,11 +100,10 @@ class GrammarMatrix {
   std::int64_t plan_bytes() const {
     if (!plan_) return 0;
     const auto& p = *plan_;
-    return static_cast<std::int64_t>(p.workspace.span() * 8 + p.counters.span() * 8 +
-                                     p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 +
-                                     p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
-                                     p.tickets_per_level_device.span() * 8 +
-                                     p.level_first.span() * 8);
+    return static_cast<std::int64_t>(
+        p.workspace.span() * 8 + p.counters.span() * 8 + p.ticket_level.span() * 4 +
+        p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
+        p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 
@@ -125,8 +130,9 @@ class GrammarMatrix {
   template <class T>
   static view<T> to_view(const std::vector<T>& host, const char* label) {
     view<T> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
-    Kokkos::deep_copy(d, Kokkos::View<const T*, Kokkos::HostSpace,
-                                      Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
+    Kokkos::deep_copy(
+        d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(
+               host.data(), host.size()));
     return d;
   }
   void load_terminals(const TerminalTable& t) {

@@ -31,11 +31,11 @@ struct SweepPrediction {
   SweepSchedule schedule = SweepSchedule::full_array;
   SweepLaunch launch = SweepLaunch::per_level;
   std::int64_t vectors = 1;
-  double bytes_moved = 0;             ///< device bytes read + written by one product
-  std::int64_t launches = 0;          ///< kernel launches per product
-  std::int64_t workspace_bytes = 0;   ///< value slots the sweep needs
-  std::int64_t static_bytes = 0;      ///< schedule arrays + terminal table
-  double seconds = 0;                 ///< predicted time of one product
+  double bytes_moved = 0;            ///< device bytes read + written by one product
+  std::int64_t launches = 0;         ///< kernel launches per product
+  std::int64_t workspace_bytes = 0;  ///< value slots the sweep needs
+  std::int64_t static_bytes = 0;     ///< schedule arrays + terminal table
+  double seconds = 0;                ///< predicted time of one product
 };
 
 SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,

@@ -7,17 +7,23 @@ namespace kcla {
 
 const char* to_string(SweepSchedule s) {
   switch (s) {
-    case SweepSchedule::full_array: return "full_array";
-    case SweepSchedule::layered: return "layered";
-    default: return "auto";
+    case SweepSchedule::full_array:
+      return "full_array";
+    case SweepSchedule::layered:
+      return "layered";
+    default:
+      return "auto";
   }
 }
 
 const char* to_string(SweepLaunch l) {
   switch (l) {
-    case SweepLaunch::per_level: return "per_level";
-    case SweepLaunch::fused: return "fused";
-    default: return "auto";
+    case SweepLaunch::per_level:
+      return "per_level";
+    case SweepLaunch::fused:
+      return "fused";
+    default:
+      return "auto";
   }
 }
 
@@ -79,9 +85,12 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
 SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
                              SweepLaunch launch, std::int64_t workspace_budget_bytes,
                              const SweepMachine& machine) {
-  const auto full = predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine);
-  const auto layered = predict_sweep(m, SweepSchedule::layered, launch, vectors, value_bytes, machine);
-  const bool full_fits = workspace_budget_bytes <= 0 || full.workspace_bytes <= workspace_budget_bytes;
+  const auto full =
+      predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine);
+  const auto layered =
+      predict_sweep(m, SweepSchedule::layered, launch, vectors, value_bytes, machine);
+  const bool full_fits =
+      workspace_budget_bytes <= 0 || full.workspace_bytes <= workspace_budget_bytes;
   const bool layered_fits =
       workspace_budget_bytes <= 0 || layered.workspace_bytes <= workspace_budget_bytes;
   if (full_fits && layered_fits) return full.seconds <= layered.seconds ? full : layered;

@@ -36,15 +36,17 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
                 "kcla::multiply: x and y must be Kokkos Views");
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "kcla::multiply: the matrix is not accessible from this execution space");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
-                "kcla::multiply: x or y is not accessible from this execution space");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
+      "kcla::multiply: x or y is not accessible from this execution space");
   static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
                 "kcla::multiply: x and y must hold the same value type");
   static_assert(std::is_same<typename semiring::value_type, value_type>::value,
                 "kcla::multiply: x and y must hold the semiring's value_type");
-  static_assert(int(XView::rank) == int(YView::rank) && (int(XView::rank) == 1 || int(XView::rank) == 2),
-                "kcla::multiply: x and y must both be rank 1 or both rank 2");
+  static_assert(
+      int(XView::rank) == int(YView::rank) && (int(XView::rank) == 1 || int(XView::rank) == 2),
+      "kcla::multiply: x and y must both be rank 1 or both rank 2");
   static_assert(int(XView::rank) == 1 ||
                     (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value &&
                      std::is_same<typename YView::array_layout, Kokkos::LayoutRight>::value),

@@ -85,8 +85,8 @@ struct SweepArgs {
       buffer(level)[(n - first) * vectors + b] =
           Semiring::combine(value<Coherent>(left[n], read, b), value<Coherent>(right[n], read, b));
     } else {
-      slots[n * vectors + b] =
-          Semiring::combine(value<Coherent>(left[n], slots, b), value<Coherent>(right[n], slots, b));
+      slots[n * vectors + b] = Semiring::combine(value<Coherent>(left[n], slots, b),
+                                                 value<Coherent>(right[n], slots, b));
     }
   }
   /// Emit item of layered level `level` (0: a terminal standing in C).
@@ -122,12 +122,14 @@ KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const
     T partial = Semiring::zero();
     if (group < groups && b < a.vectors)
       for (auto k = begin + group; k < end; k += groups)
-        partial = Semiring::combine(partial, a.template value<Coherent>(a.row_symbols[k], a.slots, b));
+        partial =
+            Semiring::combine(partial, a.template value<Coherent>(a.row_symbols[k], a.slots, b));
     scratch[t] = partial;
     team.team_barrier();
     if (group == 0 && b < a.vectors) {
       T sum = scratch[lane];
-      for (std::int64_t g = 1; g < groups; ++g) sum = Semiring::combine(sum, scratch[g * lanes + lane]);
+      for (std::int64_t g = 1; g < groups; ++g)
+        sum = Semiring::combine(sum, scratch[g * lanes + lane]);
       a.y[r * a.vectors + b] = sum;
     }
     team.team_barrier();
@@ -140,7 +142,7 @@ template <class Semiring, class Scalar>
 struct LevelFunctor {
   SweepArgs<Semiring, Scalar> a;
   std::int32_t level;
-  std::int64_t first, count;         // nodes of this level
+  std::int64_t first, count;            // nodes of this level
   std::int64_t emit_first, emit_count;  // layered: emits of level - 1 (fused into the round)
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t item = i / a.vectors, b = i % a.vectors;
@@ -197,7 +199,9 @@ struct FusedSweepFunctor {
     std::int64_t ticket = 0;
     Kokkos::single(
         Kokkos::PerTeam(team),
-        [&](std::int64_t& t) { t = Kokkos::atomic_fetch_add(&counters[0], std::int64_t(1)) - epoch * num_tickets; },
+        [&](std::int64_t& t) {
+          t = Kokkos::atomic_fetch_add(&counters[0], std::int64_t(1)) - epoch * num_tickets;
+        },
         ticket);
     const std::int32_t level = ticket_level[ticket];
     const std::int32_t kind = ticket_kind[ticket];
@@ -275,11 +279,13 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
 
   const std::int32_t depth = A.depth();
-  const std::int64_t per_ticket = std::max<std::int64_t>(1, items_per_ticket<ExecutionSpace>() / vectors);
+  const std::int64_t per_ticket =
+      std::max<std::int64_t>(1, items_per_ticket<ExecutionSpace>() / vectors);
   std::vector<std::int32_t> level, kind;
   std::vector<std::int64_t> begin, end;
   plan.tickets_per_level.assign(static_cast<std::size_t>(depth) + 2, 0);
-  auto add = [&](std::int32_t l, std::int32_t k, std::int64_t b, std::int64_t e, std::int64_t chunk) {
+  auto add = [&](std::int32_t l, std::int32_t k, std::int64_t b, std::int64_t e,
+                 std::int64_t chunk) {
     for (std::int64_t s = b; s < e; s += chunk) {
       level.push_back(l);
       kind.push_back(k);
@@ -307,9 +313,9 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   auto upload = [](auto& view, const auto& host, const char* label) {
     using V = std::decay_t<decltype(view)>;
     view = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
-    Kokkos::deep_copy(view, Kokkos::View<const typename V::value_type*, Kokkos::HostSpace,
-                                         Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(),
-                                                                                  host.size()));
+    Kokkos::deep_copy(
+        view, Kokkos::View<const typename V::value_type*, Kokkos::HostSpace,
+                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
   };
   upload(plan.ticket_level, level, "kcla::grammar::ticket_level");
   upload(plan.ticket_kind, kind, "kcla::grammar::ticket_kind");
@@ -378,21 +384,30 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   }
 
   using range = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
-  if (layered) Kokkos::parallel_for("kcla::grammar_fill", range(exec, 0, rows * vectors), FillFunctor<Semiring, Scalar>{a});
+  if (layered)
+    Kokkos::parallel_for("kcla::grammar_fill", range(exec, 0, rows * vectors),
+                         FillFunctor<Semiring, Scalar>{a});
   for (std::int32_t k = 1; k <= depth; ++k) {
-    LevelFunctor<Semiring, Scalar> f{a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
+    LevelFunctor<Semiring, Scalar> f{
+        a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
     if (layered) {
       f.emit_first = A.emit_offsets[k - 1];
       f.emit_count = A.emit_offsets[k] - A.emit_offsets[k - 1];
     }
-    Kokkos::parallel_for("kcla::grammar_level", range(exec, 0, (f.count + f.emit_count) * vectors), f);
+    Kokkos::parallel_for("kcla::grammar_level", range(exec, 0, (f.count + f.emit_count) * vectors),
+                         f);
   }
   if (layered) {
-    LevelFunctor<Semiring, Scalar> f{a, depth + 1, 0, 0, A.emit_offsets[depth],
+    LevelFunctor<Semiring, Scalar> f{a,
+                                     depth + 1,
+                                     0,
+                                     0,
+                                     A.emit_offsets[depth],
                                      A.emit_offsets[depth + 1] - A.emit_offsets[depth]};
     if (f.emit_count > 0)
       Kokkos::parallel_for("kcla::grammar_emit", range(exec, 0, f.emit_count * vectors), f);
-  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
+  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <=
+             kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
     Kokkos::parallel_for("kcla::grammar_rows", range(exec, 0, rows * vectors),
                          RowsSerialFunctor<Semiring, Scalar>{a});
   } else {

@@ -1,0 +1,113 @@
+// Small RAII and checked-call helpers over the HDF5 C API, shared by kcla's HDF5 readers
+// and writers. Every failure becomes a FormatError naming the file and the object.
+#pragma once
+
+#include <kcla/error.hpp>
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kcla::detail {
+
+/// Owns one HDF5 identifier and closes it with the matching H5*close.
+class Hdf5Handle {
+ public:
+  using closer = herr_t (*)(hid_t);
+  Hdf5Handle() = default;
+  Hdf5Handle(hid_t id, closer close) : id_(id), close_(close) {}
+  Hdf5Handle(const Hdf5Handle&) = delete;
+  Hdf5Handle& operator=(const Hdf5Handle&) = delete;
+  Hdf5Handle(Hdf5Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Hdf5Handle& operator=(Hdf5Handle&& o) noexcept {
+    reset();
+    id_ = o.id_;
+    close_ = o.close_;
+    o.id_ = -1;
+    return *this;
+  }
+  ~Hdf5Handle() { reset(); }
+  void reset() {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = -1;
+  }
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  closer close_ = nullptr;
+};
+
+/// Turns HDF5's own error printing off for the lifetime of the object (kcla reports).
+class Hdf5Quiet {
+ public:
+  Hdf5Quiet() {
+    H5Eget_auto2(H5E_DEFAULT, &old_func_, &old_data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~Hdf5Quiet() { H5Eset_auto2(H5E_DEFAULT, old_func_, old_data_); }
+  Hdf5Quiet(const Hdf5Quiet&) = delete;
+  Hdf5Quiet& operator=(const Hdf5Quiet&) = delete;
+
+ private:
+  H5E_auto2_t old_func_ = nullptr;
+  void* old_data_ = nullptr;
+};
+
+template <class T>
+hid_t hdf5_native_type();
+template <>
+inline hid_t hdf5_native_type<double>() { return H5T_NATIVE_DOUBLE; }
+template <>
+inline hid_t hdf5_native_type<float>() { return H5T_NATIVE_FLOAT; }
+template <>
+inline hid_t hdf5_native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+template <>
+inline hid_t hdf5_native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+template <>
+inline hid_t hdf5_native_type<std::uint16_t>() { return H5T_NATIVE_UINT16; }
+
+/// A writer/reader context bound to one file path (for error messages).
+class Hdf5File {
+ public:
+  /// Creates (truncating) `path` for writing.
+  static Hdf5File create(const std::string& path, const std::string& display_name);
+  /// Opens `path` read-only.
+  static Hdf5File open(const std::string& path);
+
+  hid_t id() const { return file_.get(); }
+  const std::string& name() const { return name_; }
+  [[noreturn]] void fail(const std::string& object, const std::string& what) const {
+    throw FormatError(name_, object.empty() ? what : "'" + object + "': " + what);
+  }
+
+  Hdf5Handle create_group(const std::string& path) const;
+  Hdf5Handle open_group(const std::string& path) const;
+
+  template <class T>
+  void write_dataset(hid_t group, const std::string& name, const std::vector<T>& data) const;
+  template <class T>
+  std::vector<T> read_dataset(hid_t group, const std::string& name,
+                              std::int64_t expected_length = -1) const;
+  /// Number of elements of a rank-1 dataset, without reading it.
+  std::int64_t dataset_length(hid_t group, const std::string& name) const;
+
+  void write_attribute(hid_t object, const std::string& name, const std::string& value) const;
+  void write_attribute(hid_t object, const std::string& name, std::int64_t value) const;
+  std::string read_string_attribute(hid_t object, const std::string& name) const;
+  std::int64_t read_int_attribute(hid_t object, const std::string& name) const;
+
+ private:
+  Hdf5Handle file_;
+  std::string name_;
+};
+
+/// Writes through `write(tmp_path)` to a temporary file next to `path`, then renames it
+/// over `path`; on any exception the temporary file is removed and nothing is left.
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
+
+}  // namespace kcla::detail

@@ -1,0 +1,197 @@
+#include <kcla/config.hpp>
+
+#if KCLA_HAVE_HDF5
+
+#include <kcla/detail/hdf5_handle.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <new>
+#include <random>
+#include <unistd.h>
+
+namespace kcla::detail {
+
+namespace {
+constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // 1 Ti elements: beyond = hostile
+}
+
+Hdf5File Hdf5File::create(const std::string& path, const std::string& display_name) {
+  Hdf5Quiet quiet;
+  Hdf5File f;
+  f.name_ = display_name;
+  f.file_ = Hdf5Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!f.file_.valid()) f.fail("", "cannot create the file");
+  return f;
+}
+
+Hdf5File Hdf5File::open(const std::string& path) {
+  Hdf5Quiet quiet;
+  Hdf5File f;
+  f.name_ = path;
+  if (!std::filesystem::exists(path)) f.fail("", "no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) f.fail("", "not an HDF5 file");
+  f.file_ = Hdf5Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.file_.valid()) f.fail("", "cannot open as HDF5 (truncated or corrupt?)");
+  return f;
+}
+
+Hdf5Handle Hdf5File::create_group(const std::string& path) const {
+  Hdf5Quiet quiet;
+  Hdf5Handle g(H5Gcreate2(id(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) fail(path, "cannot create group");
+  return g;
+}
+
+Hdf5Handle Hdf5File::open_group(const std::string& path) const {
+  Hdf5Quiet quiet;
+  if (H5Lexists(id(), path.c_str(), H5P_DEFAULT) <= 0) fail(path, "group missing");
+  Hdf5Handle g(H5Gopen2(id(), path.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.valid()) fail(path, "cannot open group");
+  return g;
+}
+
+template <class T>
+void Hdf5File::write_dataset(hid_t group, const std::string& name, const std::vector<T>& data) const {
+  Hdf5Quiet quiet;
+  const hsize_t n = data.size();
+  Hdf5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (n > 0) {
+    // Chunked, shuffled, deflated and checksummed: Fletcher32 catches flipped bytes.
+    const hsize_t chunk = std::min<hsize_t>(n, hsize_t(1) << 16);
+    H5Pset_chunk(props.get(), 1, &chunk);
+    H5Pset_fletcher32(props.get());
+    H5Pset_shuffle(props.get());
+    H5Pset_deflate(props.get(), 4);
+  }
+  Hdf5Handle set(H5Dcreate2(group, name.c_str(), hdf5_native_type<T>(), space.get(), H5P_DEFAULT,
+                            props.get(), H5P_DEFAULT),
+                 H5Dclose);
+  if (!set.valid()) fail(name, "cannot create dataset");
+  if (n > 0 && H5Dwrite(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                        data.data()) < 0)
+    fail(name, "write failed");
+}
+
+std::int64_t Hdf5File::dataset_length(hid_t group, const std::string& name) const {
+  Hdf5Quiet quiet;
+  if (H5Lexists(group, name.c_str(), H5P_DEFAULT) <= 0) fail(name, "dataset missing");
+  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!set.valid()) fail(name, "cannot open dataset");
+  Hdf5Handle space(H5Dget_space(set.get()), H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_ndims(space.get()) != 1)
+    fail(name, "expected a one-dimensional dataset");
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+  if (n > static_cast<hsize_t>(kMaxElements))
+    fail(name, "absurd length " + std::to_string(n) + " (refusing to allocate)");
+  return static_cast<std::int64_t>(n);
+}
+
+template <class T>
+std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
+                                      std::int64_t expected_length) const {
+  const std::int64_t n = dataset_length(group, name);
+  if (expected_length >= 0 && n != expected_length)
+    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(expected_length));
+  Hdf5Quiet quiet;
+  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
+  const H5T_class_t want = std::is_floating_point<T>::value ? H5T_FLOAT : H5T_INTEGER;
+  if (H5Tget_class(type.get()) != want || H5Tget_size(type.get()) != sizeof(T))
+    fail(name, std::string("wrong element type (expected ") +
+                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
+                   std::to_string(sizeof(T)) + " bytes)");
+  std::vector<T> data;
+  try {
+    data.resize(static_cast<std::size_t>(n));
+  } catch (const std::bad_alloc&) {
+    fail(name, "cannot allocate " + std::to_string(n) + " elements");
+  }
+  if (n > 0 &&
+      H5Dread(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+    fail(name, "read failed (checksum mismatch or corrupt data)");
+  return data;
+}
+
+void Hdf5File::write_attribute(hid_t object, const std::string& name, const std::string& value) const {
+  Hdf5Quiet quiet;
+  Hdf5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), std::max<std::size_t>(1, value.size()));
+  Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hdf5Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                  H5Aclose);
+  if (!attr.valid() || H5Awrite(attr.get(), type.get(), value.data()) < 0)
+    fail(name, "cannot write attribute");
+}
+
+void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int64_t value) const {
+  Hdf5Quiet quiet;
+  Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hdf5Handle attr(
+      H5Acreate2(object, name.c_str(), H5T_NATIVE_INT64, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
+  if (!attr.valid() || H5Awrite(attr.get(), H5T_NATIVE_INT64, &value) < 0)
+    fail(name, "cannot write attribute");
+}
+
+std::string Hdf5File::read_string_attribute(hid_t object, const std::string& name) const {
+  Hdf5Quiet quiet;
+  if (H5Aexists(object, name.c_str()) <= 0) fail(name, "attribute missing");
+  Hdf5Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
+    fail(name, "attribute is not a fixed-length string");
+  const std::size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > 4096) fail(name, "attribute string of absurd size");
+  std::string value(size, '\0');
+  Hdf5Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mem.get(), size);
+  if (H5Aread(attr.get(), mem.get(), value.data()) < 0) fail(name, "cannot read attribute");
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
+
+std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name) const {
+  Hdf5Quiet quiet;
+  if (H5Aexists(object, name.c_str()) <= 0) fail(name, "attribute missing");
+  Hdf5Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER) fail(name, "attribute is not an integer");
+  std::int64_t value = 0;
+  if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) fail(name, "cannot read attribute");
+  return value;
+}
+
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::random_device rd;
+  const fs::path tmp = folder / ("." + target.filename().string() + ".tmp." +
+                                 std::to_string(::getpid()) + "." + std::to_string(rd() % 100000));
+  try {
+    write(tmp.string());
+    fs::rename(tmp, target);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<double>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<float>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::int32_t>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::int64_t>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::uint16_t>&) const;
+template std::vector<double> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+template std::vector<float> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+template std::vector<std::int32_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+template std::vector<std::int64_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+template std::vector<std::uint16_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+
+}  // namespace kcla::detail
+
+#endif  // KCLA_HAVE_HDF5
