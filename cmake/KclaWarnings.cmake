@@ -3,7 +3,9 @@
 function(kcla_set_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang" AND NOT KCLA_HAVE_CUDA)
     target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
-                                             -Wnon-virtual-dtor -Wno-unknown-pragmas)
+                                             -Wnon-virtual-dtor -Wno-unknown-pragmas
+                                             # false positives inside Kokkos Kernels headers
+                                             -Wno-maybe-uninitialized)
     if(KCLA_ENABLE_WERROR)
       target_compile_options(${target} PRIVATE -Werror)
     endif()

@@ -74,10 +74,11 @@ TEST(Hdf5Grammar, FailedWriteLeavesNothing) {
   const auto path = (dir / "bad.h5").string();
   EXPECT_THROW(kcla::write_grammar_hdf5(path, bad), kcla::InvalidArgument);
   EXPECT_FALSE(fs::exists(path));
-  EXPECT_THROW(kcla::write_grammar_hdf5((dir / "no/such/folder/x.h5").string(),
-                                        kcla::test::paper_grammar()),
-               kcla::Error);
-  for (const auto& entry : fs::directory_iterator(dir)) ADD_FAILURE() << "left behind: " << entry.path();
+  EXPECT_THROW(
+      kcla::write_grammar_hdf5((dir / "no/such/folder/x.h5").string(), kcla::test::paper_grammar()),
+      kcla::Error);
+  for (const auto& entry : fs::directory_iterator(dir))
+    ADD_FAILURE() << "left behind: " << entry.path();
   fs::remove_all(dir);
 }
 
@@ -99,7 +100,8 @@ TEST(Hdf5Grammar, HostileFiles) {
   }
   for (double fraction : {0.1, 0.5, 0.9, 0.99}) {
     const auto p = (dir / "truncated.h5").string();
-    std::ofstream(p, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(size * fraction));
+    std::ofstream(p, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(size * fraction));
     try {
       kcla::read_grammar_hdf5(p);
       ADD_FAILURE() << "truncated file at " << fraction << " read without error";
@@ -156,8 +158,10 @@ void write_crafted(const std::string& path, const std::string& defect) {
   if (defect == "type")
     dataset("terminal_values", H5T_NATIVE_DOUBLE, g.values.data(), g.values.size());
   else
-    dataset("terminal_values", H5T_NATIVE_INT32, g.terminal_values.data(), g.terminal_values.size());
-  dataset("terminal_columns", H5T_NATIVE_INT32, g.terminal_columns.data(), g.terminal_columns.size());
+    dataset("terminal_values", H5T_NATIVE_INT32, g.terminal_values.data(),
+            g.terminal_values.size());
+  dataset("terminal_columns", H5T_NATIVE_INT32, g.terminal_columns.data(),
+          g.terminal_columns.size());
   auto left = g.rule_left;
   if (defect == "reference") left[0] = 1000;
   dataset("rule_left", H5T_NATIVE_INT32, left.data(), left.size());
@@ -182,8 +186,12 @@ void write_crafted(const std::string& path, const std::string& defect) {
 TEST(Hdf5Grammar, CraftedDefectsAreNamed) {
   const auto dir = scratch_dir();
   const std::pair<const char*, const char*> cases[] = {
-      {"format", "format"},         {"version", "not supported"}, {"rows", "absurd shape"},
-      {"type", "wrong element type"}, {"reference", "rule 0"},     {"huge", "absurd length"},
+      {"format", "format"},
+      {"version", "not supported"},
+      {"rows", "absurd shape"},
+      {"type", "wrong element type"},
+      {"reference", "rule 0"},
+      {"huge", "absurd length"},
       {"missing", "'sequence': dataset missing"},
   };
   for (const auto& [defect, fragment] : cases) {

@@ -4,11 +4,11 @@
 
 #include <kcla/detail/hdf5_handle.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <new>
 #include <random>
-#include <unistd.h>
 
 namespace kcla::detail {
 
@@ -52,7 +52,8 @@ Hdf5Handle Hdf5File::open_group(const std::string& path) const {
 }
 
 template <class T>
-void Hdf5File::write_dataset(hid_t group, const std::string& name, const std::vector<T>& data) const {
+void Hdf5File::write_dataset(hid_t group, const std::string& name,
+                             const std::vector<T>& data) const {
   Hdf5Quiet quiet;
   const hsize_t n = data.size();
   Hdf5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
@@ -69,8 +70,8 @@ void Hdf5File::write_dataset(hid_t group, const std::string& name, const std::ve
                             props.get(), H5P_DEFAULT),
                  H5Dclose);
   if (!set.valid()) fail(name, "cannot create dataset");
-  if (n > 0 && H5Dwrite(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                        data.data()) < 0)
+  if (n > 0 &&
+      H5Dwrite(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
     fail(name, "write failed");
 }
 
@@ -94,7 +95,8 @@ std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
                                       std::int64_t expected_length) const {
   const std::int64_t n = dataset_length(group, name);
   if (expected_length >= 0 && n != expected_length)
-    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(expected_length));
+    fail(name,
+         "has " + std::to_string(n) + " elements, expected " + std::to_string(expected_length));
   Hdf5Quiet quiet;
   Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
   Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
@@ -115,13 +117,15 @@ std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
   return data;
 }
 
-void Hdf5File::write_attribute(hid_t object, const std::string& name, const std::string& value) const {
+void Hdf5File::write_attribute(hid_t object, const std::string& name,
+                               const std::string& value) const {
   Hdf5Quiet quiet;
   Hdf5Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(type.get(), std::max<std::size_t>(1, value.size()));
   Hdf5Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Hdf5Handle attr(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                  H5Aclose);
+  Hdf5Handle attr(
+      H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
   if (!attr.valid() || H5Awrite(attr.get(), type.get(), value.data()) < 0)
     fail(name, "cannot write attribute");
 }
@@ -164,7 +168,8 @@ std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name)
   return value;
 }
 
-void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string&)>& write) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -183,14 +188,20 @@ void write_atomically(const std::string& path, const std::function<void(const st
 
 template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<double>&) const;
 template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<float>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::int32_t>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::int64_t>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<std::uint16_t>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&,
+                                      const std::vector<std::int32_t>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&,
+                                      const std::vector<std::int64_t>&) const;
+template void Hdf5File::write_dataset(hid_t, const std::string&,
+                                      const std::vector<std::uint16_t>&) const;
 template std::vector<double> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
 template std::vector<float> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
-template std::vector<std::int32_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
-template std::vector<std::int64_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
-template std::vector<std::uint16_t> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+template std::vector<std::int32_t> Hdf5File::read_dataset(hid_t, const std::string&,
+                                                          std::int64_t) const;
+template std::vector<std::int64_t> Hdf5File::read_dataset(hid_t, const std::string&,
+                                                          std::int64_t) const;
+template std::vector<std::uint16_t> Hdf5File::read_dataset(hid_t, const std::string&,
+                                                           std::int64_t) const;
 
 }  // namespace kcla::detail
 

@@ -58,8 +58,8 @@ Grammar read_grammar_hdf5(const std::string& path) {
   g.num_cols = file.read_int_attribute(group.get(), "cols");
   if (g.num_rows < 0 || g.num_cols < 0 || g.num_rows > (std::int64_t(1) << 40) ||
       g.num_cols > INT32_MAX)
-    file.fail("rows/cols", "absurd shape " + std::to_string(g.num_rows) + " x " +
-                               std::to_string(g.num_cols));
+    file.fail("rows/cols",
+              "absurd shape " + std::to_string(g.num_rows) + " x " + std::to_string(g.num_cols));
   // Sizes first, from the dataspaces alone; then the arrays.
   const auto terminals = file.dataset_length(group.get(), "terminal_values");
   const auto rules = file.dataset_length(group.get(), "rule_left");

@@ -61,15 +61,25 @@ class Hdf5Quiet {
 template <class T>
 hid_t hdf5_native_type();
 template <>
-inline hid_t hdf5_native_type<double>() { return H5T_NATIVE_DOUBLE; }
+inline hid_t hdf5_native_type<double>() {
+  return H5T_NATIVE_DOUBLE;
+}
 template <>
-inline hid_t hdf5_native_type<float>() { return H5T_NATIVE_FLOAT; }
+inline hid_t hdf5_native_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
 template <>
-inline hid_t hdf5_native_type<std::int32_t>() { return H5T_NATIVE_INT32; }
+inline hid_t hdf5_native_type<std::int32_t>() {
+  return H5T_NATIVE_INT32;
+}
 template <>
-inline hid_t hdf5_native_type<std::int64_t>() { return H5T_NATIVE_INT64; }
+inline hid_t hdf5_native_type<std::int64_t>() {
+  return H5T_NATIVE_INT64;
+}
 template <>
-inline hid_t hdf5_native_type<std::uint16_t>() { return H5T_NATIVE_UINT16; }
+inline hid_t hdf5_native_type<std::uint16_t>() {
+  return H5T_NATIVE_UINT16;
+}
 
 /// A writer/reader context bound to one file path (for error messages).
 class Hdf5File {
@@ -108,6 +118,7 @@ class Hdf5File {
 
 /// Writes through `write(tmp_path)` to a temporary file next to `path`, then renames it
 /// over `path`; on any exception the temporary file is removed and nothing is left.
-void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string&)>& write);
 
 }  // namespace kcla::detail
