@@ -1,0 +1,187 @@
+#include <kcla/plink.hpp>
+
+#include <kcla/detail/line_reader.hpp>
+#include <kcla/detail/text_fields.hpp>
+
+#include <sys/stat.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+
+namespace kcla {
+
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// Columns 1 and 2 of every non-blank line (`first` may be null); each line must have
+/// at least two fields.
+void read_two_columns(const std::string& path, const char* layout, std::vector<std::string>* first,
+                      std::vector<std::string>& second) {
+  detail::LineReader in(path);
+  std::string_view line, fields[2];
+  while (in.next(line)) {
+    if (detail::is_blank(line)) continue;
+    const auto n = detail::split_fields(line, fields, 2);
+    if (n < 2)
+      in.fail("expected " + std::string(layout) + ", found " + std::to_string(n) + " field");
+    if (first) first->emplace_back(fields[0]);
+    second.emplace_back(fields[1]);
+  }
+}
+
+/// Decodes .bed bytes: 2-bit codes, low bits first; 00 hom A1, 01 missing, 10 het,
+/// 11 hom A2. A table per byte value turns four genotypes into values at once.
+struct BedDecoder {
+  std::array<std::uint8_t, 4> value_of_code;
+  std::array<std::array<std::uint8_t, 4>, 256> values_of_byte;
+  std::array<std::uint8_t, 256> missing_in_byte;
+
+  explicit BedDecoder(CountedAllele counted) {
+    value_of_code = counted == CountedAllele::a1 ? std::array<std::uint8_t, 4>{2, 0, 1, 0}
+                                                 : std::array<std::uint8_t, 4>{0, 0, 1, 2};
+    for (int b = 0; b < 256; ++b) {
+      missing_in_byte[b] = 0;
+      for (int q = 0; q < 4; ++q) {
+        const int code = (b >> (2 * q)) & 3;
+        values_of_byte[b][q] = value_of_code[code];
+        missing_in_byte[b] = static_cast<std::uint8_t>(missing_in_byte[b] + (code == 1));
+      }
+    }
+  }
+  static int code(unsigned char byte, int q) { return (byte >> (2 * q)) & 3; }
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+/// Reads the .bed one block of SNPs at a time, calling visit(snp, bytes) for each SNP.
+template <class Visit>
+void for_each_snp(const std::string& path, std::FILE* bed, std::int64_t num_snps,
+                  std::size_t bytes_per_snp, Visit&& visit) {
+  if (std::fseek(bed, 3, SEEK_SET) != 0)
+    throw FormatError(path, std::string("seek failed: ") + std::strerror(errno));
+  const std::size_t block =
+      bytes_per_snp == 0 ? 1 : std::max<std::size_t>(1, (4u << 20) / bytes_per_snp);
+  std::vector<unsigned char> buffer(block * bytes_per_snp);
+  for (std::int64_t first = 0; first < num_snps; first += static_cast<std::int64_t>(block)) {
+    const auto count = static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(block), num_snps - first));
+    const std::size_t bytes = count * bytes_per_snp;
+    if (std::fread(buffer.data(), 1, bytes, bed) != bytes)
+      throw FormatError(path, "read failed at SNP " + std::to_string(first) +
+                                  " (was the file changed while being read?)");
+    for (std::size_t s = 0; s < count; ++s)
+      visit(first + static_cast<std::int64_t>(s), buffer.data() + s * bytes_per_snp);
+  }
+}
+
+}  // namespace
+
+std::string plink_base_name(const std::string& path) {
+  for (const char* suffix : {".bed", ".bim", ".fam"})
+    if (ends_with(path, suffix)) return path.substr(0, path.size() - 4);
+  return path;
+}
+
+PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) {
+  const std::string base = plink_base_name(path);
+  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
+  PlinkGenotypes result;
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", &result.family_ids,
+                   result.individual_ids);
+  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, result.snp_ids);
+  const auto individuals = static_cast<std::int64_t>(result.individual_ids.size());
+  const auto snps = static_cast<std::int64_t>(result.snp_ids.size());
+  if (snps > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(bim_path,
+                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
+
+  std::unique_ptr<std::FILE, FileCloser> bed(std::fopen(bed_path.c_str(), "rb"));
+  if (!bed) throw FormatError(bed_path, std::string("cannot open: ") + std::strerror(errno));
+  unsigned char magic[3] = {0, 0, 0};
+  const auto got = std::fread(magic, 1, 3, bed.get());
+  if (got < 3 || magic[0] != 0x6c || magic[1] != 0x1b)
+    throw FormatError(bed_path, "not a PLINK 1 .bed file (the first bytes must be 6c 1b 01)");
+  if (magic[2] != 0x01)
+    throw FormatError(bed_path, magic[2] == 0x00
+                                    ? "individual-major .bed (mode byte 00) is not supported; "
+                                      "convert it with plink --make-bed"
+                                    : "unknown .bed mode byte (expected 01, SNP-major)");
+  struct stat info {};
+  if (fstat(fileno(bed.get()), &info) != 0)
+    throw FormatError(bed_path, std::string("cannot stat: ") + std::strerror(errno));
+  const auto bytes_per_snp = static_cast<std::uint64_t>((individuals + 3) / 4);
+  const auto actual = static_cast<std::uint64_t>(info.st_size);
+  const bool fits =
+      bytes_per_snp == 0 || static_cast<std::uint64_t>(snps) <=
+                                (std::numeric_limits<std::uint64_t>::max() - 3) / bytes_per_snp;
+  const std::uint64_t expected = fits ? 3 + static_cast<std::uint64_t>(snps) * bytes_per_snp : 0;
+  if (!fits || actual != expected)
+    throw FormatError(
+        bed_path, "size is " + std::to_string(actual) + " bytes, but " + std::to_string(snps) +
+                      " SNPs (" + bim_path + ") x " + std::to_string(individuals) +
+                      " individuals (" + fam_path + ") need 3 + " + std::to_string(snps) + " * " +
+                      std::to_string(bytes_per_snp) + " = " +
+                      (fits ? std::to_string(expected) : std::string("> 2^64")) + " bytes");
+
+  const BedDecoder decode(options.counted_allele);
+  const auto full_bytes = static_cast<std::size_t>(individuals / 4);
+  const auto tail = static_cast<int>(individuals % 4);  // genotypes in the last, partial byte
+
+  // Pass 1: nonzeros per individual (the CSR row lengths) and missing calls.
+  auto& a = result.matrix;
+  a.num_rows = individuals;
+  a.num_cols = snps;
+  a.row_offsets.assign(static_cast<std::size_t>(individuals) + 1, 0);
+  std::int64_t* const row_length = a.row_offsets.data() + 1;
+  std::int64_t missing = 0;
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t, const unsigned char* bytes) {
+                 for (std::size_t b = 0; b < full_bytes; ++b) {
+                   const auto& values = decode.values_of_byte[bytes[b]];
+                   for (int q = 0; q < 4; ++q) row_length[4 * b + q] += values[q] != 0;
+                   missing += decode.missing_in_byte[bytes[b]];
+                 }
+                 for (int q = 0; q < tail; ++q) {  // padding bits of the last byte are ignored
+                   const int code = BedDecoder::code(bytes[full_bytes], q);
+                   row_length[4 * full_bytes + q] += decode.value_of_code[code] != 0;
+                   missing += code == 1;
+                 }
+               });
+  result.num_missing = missing;
+  std::partial_sum(a.row_offsets.begin(), a.row_offsets.end(), a.row_offsets.begin());
+
+  // Pass 2: fill SNP by SNP, so columns come out ascending within each row.
+  a.column_indices.resize(static_cast<std::size_t>(a.row_offsets.back()));
+  a.values.resize(a.column_indices.size());
+  std::vector<std::int64_t> next(a.row_offsets.begin(), a.row_offsets.end() - 1);
+  auto put = [&](std::size_t individual, std::int64_t snp, std::uint8_t value) {
+    if (value == 0) return;
+    const auto at = next[individual]++;
+    a.column_indices[at] = static_cast<std::int32_t>(snp);
+    a.values[at] = value;
+  };
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t snp, const unsigned char* bytes) {
+                 for (std::size_t b = 0; b < full_bytes; ++b) {
+                   const auto& values = decode.values_of_byte[bytes[b]];
+                   for (int q = 0; q < 4; ++q) put(4 * b + q, snp, values[q]);
+                 }
+                 for (int q = 0; q < tail; ++q)
+                   put(4 * full_bytes + q, snp,
+                       decode.value_of_code[BedDecoder::code(bytes[full_bytes], q)]);
+               });
+  return result;
+}
+
+}  // namespace kcla
