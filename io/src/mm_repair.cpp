@@ -150,7 +150,8 @@ void write_mm_repair(const std::string& base, const Grammar& grammar) {
     max_code = std::max<std::int64_t>(max_code, code[t]);
   }
   const std::int64_t alpha = max_code + 1;
-  if (alpha + grammar.num_rules() - 1 > int32_max)
+  // alpha itself and every rule symbol alpha + i must be int32 too.
+  if (alpha + std::max<std::int64_t>(grammar.num_rules(), 1) - 1 > int32_max)
     throw FormatError(base, "the mm-repair format cannot hold this grammar: alpha " +
                                 std::to_string(alpha) + " + " +
                                 std::to_string(grammar.num_rules()) + " rules exceed 2^31-1");
