@@ -33,7 +33,7 @@ TEST(MatrixMarket, RoundTripRandomMatrices) {
     std::int64_t rows, cols;
     double density;
     int levels;
-  } cases[] = {{1, 1, 1.0, 0},     {0, 0, 0.5, 0},   {5, 0, 0.5, 0},     {200, 300, 0.05, 0},
+  } cases[] = {{1, 1, 1.0, 0},       {0, 0, 0.5, 0},    {5, 0, 0.5, 0},    {200, 300, 0.05, 0},
                {50, 20000, 0.01, 3}, {3000, 7, 0.3, 0}, {100, 100, 0.0, 0}};
   for (const auto& c : cases) {
     auto a = kcla::test::random_csr(gen, c.rows, c.cols, c.density, c.levels);
@@ -89,22 +89,24 @@ TEST(MatrixMarket, ReadsIntegerPatternAndSymmetricFiles) {
   auto symmetric = tmp.write("sym.mtx",
                              "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 4\n3 "
                              "1 2\n3 2 5\n");
-  EXPECT_TRUE(kcla::test::csr_equal(kcla::read_matrix_market(symmetric),
-                                    make_csr(3, 3, {0, 2, 3, 5}, {0, 2, 2, 0, 1}, {4, 2, 5, 2, 5})));
+  EXPECT_TRUE(
+      kcla::test::csr_equal(kcla::read_matrix_market(symmetric),
+                            make_csr(3, 3, {0, 2, 3, 5}, {0, 2, 2, 0, 1}, {4, 2, 5, 2, 5})));
   auto symmetric_pattern = tmp.write("sympat.mtx",
                                      "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 "
                                      "2\n2 1\n2 2\n");
   EXPECT_TRUE(kcla::test::csr_equal(kcla::read_matrix_market(symmetric_pattern),
                                     make_csr(2, 2, {0, 1, 3}, {1, 0, 1}, {1, 1, 1})));
   // Skew-symmetric: the mirror is negated.
-  auto skew = tmp.write("skew.mtx",
-                        "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n");
+  auto skew =
+      tmp.write("skew.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n2 1 3\n");
   EXPECT_TRUE(kcla::test::csr_equal(kcla::read_matrix_market(skew),
                                     make_csr(2, 2, {0, 1, 2}, {1, 0}, {-3, 3})));
   // Keywords are case-insensitive.
-  auto upper = tmp.write("upper.mtx", "%%MatrixMarket MATRIX Coordinate REAL General\n1 1 1\n1 1 9\n");
-  EXPECT_TRUE(kcla::test::csr_equal(kcla::read_matrix_market(upper),
-                                    make_csr(1, 1, {0, 1}, {0}, {9})));
+  auto upper =
+      tmp.write("upper.mtx", "%%MatrixMarket MATRIX Coordinate REAL General\n1 1 1\n1 1 9\n");
+  EXPECT_TRUE(
+      kcla::test::csr_equal(kcla::read_matrix_market(upper), make_csr(1, 1, {0, 1}, {0}, {9})));
 }
 
 TEST(MatrixMarket, RejectsBadBannersNamingWhat) {
@@ -129,12 +131,12 @@ TEST(MatrixMarket, RejectsBadBannersNamingWhat) {
   for (const auto& c : cases) {
     const auto path = tmp.write("bad.mtx", c.banner.empty() ? "" : c.banner + tail);
     const std::string line = c.banner.empty() ? "" : "line 1: ";
-    EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_matrix_market(path); },
-                                         {path, line, c.needle}))
+    EXPECT_TRUE(
+        throws_with<FormatError>([&] { kcla::read_matrix_market(path); }, {path, line, c.needle}))
         << c.banner;
   }
-  EXPECT_TRUE(throws_with<FormatError>(
-      [&] { kcla::read_matrix_market(tmp.path("missing.mtx")); }, {"missing.mtx", "cannot open"}));
+  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_matrix_market(tmp.path("missing.mtx")); },
+                                       {"missing.mtx", "cannot open"}));
 }
 
 TEST(MatrixMarket, RejectsMalformedLinesWithLineNumbers) {
@@ -160,8 +162,10 @@ TEST(MatrixMarket, RejectsMalformedLinesWithLineNumbers) {
       {banner + "2 2 1\n3 1 1\n", "line 4: row index 3 outside [1, 2]"},
       {banner + "2 2 1\n1 0 1\n", "line 4: column index 0 outside [1, 2]"},
       {banner + "2 2 2\n1 1 1\n\n1 3 1\n", "line 6: column index 3 outside [1, 2]"},
-      {banner + "2 2 3\n1 1 1\n2 2 1\n% padding\n", "line 6: the file ends after 2 of the 3 declared entries"},
-      {banner + "2 2 3\n1 1 1\n2 2 1\n", "line 3: declares 3 entries, but the 12 bytes after the size line hold at most 2"},
+      {banner + "2 2 3\n1 1 1\n2 2 1\n% padding\n",
+       "line 6: the file ends after 2 of the 3 declared entries"},
+      {banner + "2 2 3\n1 1 1\n2 2 1\n",
+       "line 3: declares 3 entries, but the 12 bytes after the size line hold at most 2"},
       {banner + "2 2 1\n1 1 1\n2 2 1\n", "line 5: more entries than the 1 declared"},
       {banner + "2 2 0\n% nothing\n1 1 1\n", "line 5: more entries than the 0 declared"},
       {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n1 1 1\n", "must be square"},
@@ -182,9 +186,9 @@ TEST(MatrixMarket, AbsurdDeclaredSizesFailBeforeAllocating) {
   const auto many = tmp.write("many.mtx",
                               "%%MatrixMarket matrix coordinate real general\n"
                               "10 10 4611686018427387904\n1 1 1\n");
-  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_matrix_market(many); },
-                                       {"line 2", "declares 4611686018427387904 entries",
-                                        "hold at most 1"}));
+  EXPECT_TRUE(throws_with<FormatError>(
+      [&] { kcla::read_matrix_market(many); },
+      {"line 2", "declares 4611686018427387904 entries", "hold at most 1"}));
   // 2^62 rows: the row offsets alone exceed any machine's memory.
   const auto tall = tmp.write("tall.mtx",
                               "%%MatrixMarket matrix coordinate pattern general\n"
@@ -223,6 +227,20 @@ TEST(MatrixMarket, WriteIsAtomicAndChecksItsInput) {
   const auto nowhere = tmp.path("no/such/folder/a.mtx");
   EXPECT_TRUE(throws_with<FormatError>([&] { kcla::write_matrix_market(nowhere, a); },
                                        {nowhere, "cannot create a temporary file"}));
+}
+
+TEST(MatrixMarketRealData, PgpStrong2009) {
+  const auto path = kcla::test::data_file("pgp-strong-2009.mtx");
+  if (path.empty())
+    GTEST_SKIP() << "pgp-strong-2009.mtx not in the data folder (scripts/data/fetch.sh graphs)";
+  const auto a = kcla::read_matrix_market(path);
+  EXPECT_EQ(a.num_rows, 39796);
+  EXPECT_EQ(a.num_cols, 39796);
+  EXPECT_NO_THROW(a.validate());
+  // A pattern file: the values count each edge once (parallel edges sum).
+  double edges = 0;
+  for (double v : a.values) edges += v;
+  EXPECT_EQ(edges, 301498.0);
 }
 
 }  // namespace

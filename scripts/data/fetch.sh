@@ -127,23 +127,37 @@ fetch_scrm2504() {
   install_files scrm2504.ms
 }
 
+# The Python that imports graph_tool: Debian's package installs it for /usr/bin/python3,
+# which another python3 first on PATH (pyenv, a venv) does not see.
+graph_tool_python() {
+  local py
+  for py in python3 /usr/bin/python3; do
+    if command -v "$py" >/dev/null && "$py" -c 'import graph_tool' 2>/dev/null; then
+      echo "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
 fetch_graphs() {
   if present pgp-strong-2009.mtx; then log "graphs: present"; return 0; fi
-  if ! python3 -c 'import graph_tool' 2>/dev/null; then
+  local py
+  if ! py=$(graph_tool_python); then
     if [ "$(id -u)" -eq 0 ]; then
       log "graphs: installing python3-graph-tool"
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
         python3-graph-tool >/dev/null 2>&1 || true
     fi
-    if ! python3 -c 'import graph_tool' 2>/dev/null; then
-      warn "graphs: python3-graph-tool cannot be installed here (needs root and its Debian" \
-           "package); skipping pgp-strong-2009"
+    if ! py=$(graph_tool_python); then
+      warn "graphs: python3-graph-tool cannot be installed here (it needs root for" \
+           "apt-get install); skipping pgp-strong-2009"
       return 0
     fi
   fi
   log "graphs: pgp-strong-2009 -> Matrix Market"
   new_work
-  python3 - "$work/pgp-strong-2009.mtx" <<'PY'
+  "$py" - "$work/pgp-strong-2009.mtx" <<'PY'
 import sys
 import numpy as np
 import graph_tool.collection as collection
