@@ -45,7 +45,8 @@ TEST(MetisGraph, FormatFlags) {
                                     make_csr(3, {0, 1, 3, 4}, {1, 0, 2, 1}, {5, 5, 7, 7})));
   // fmt 011, ncon 2: two vertex weights to skip, then weighted neighbours.
   const auto both = tmp.write("b.graph", "3 2 011 2\n4 4 2 5\n1 1 1 5 3 7\n9 9 2 7\n");
-  EXPECT_TRUE(kcla::test::csr_equal(kcla::read_metis_graph(both), kcla::read_metis_graph(weighted)));
+  EXPECT_TRUE(
+      kcla::test::csr_equal(kcla::read_metis_graph(both), kcla::read_metis_graph(weighted)));
   // fmt 010 without ncon: one vertex weight.
   const auto vertex = tmp.write("v.graph", "3 2 010\n4 2\n1 1 3\n9 2\n");
   // fmt 100: vertex sizes.
@@ -118,7 +119,11 @@ void check_mesh(const std::string& name, std::int64_t n, std::int64_t m) {
   EXPECT_TRUE(is_symmetric(a));
 }
 
-TEST(MetisGraphRealData, Mdual) { check_mesh("mdual.graph", 258569, 513132); }
-TEST(MetisGraphRealData, Copter2) { check_mesh("copter2.graph", 55476, 352238); }
+TEST(MetisGraphRealData, Mdual) {
+  check_mesh("mdual.graph", 258569, 513132);
+}
+TEST(MetisGraphRealData, Copter2) {
+  check_mesh("copter2.graph", 55476, 352238);
+}
 
 }  // namespace

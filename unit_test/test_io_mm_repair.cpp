@@ -5,12 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
-#include <cstring>
 #include <map>
-#include <tuple>
 #include <sstream>
+#include <tuple>
 
 #include "test_support.hpp"
 
@@ -83,8 +83,8 @@ TEST(MmRepair, ExampleExportsByteForByte) {
 
 /// A random valid grammar of a random matrix: CSRV terminals in first-seen order, then
 /// random adjacent pairs (within a row) replaced by new rules.
-kcla::Grammar random_grammar(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols,
-                             int levels, int pairings) {
+kcla::Grammar random_grammar(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols, int levels,
+                             int pairings) {
   const auto a = kcla::test::random_csr(gen, rows, cols, 0.3, levels);
   kcla::Grammar g;
   g.num_rows = rows;
@@ -181,7 +181,10 @@ TEST(MmRepair, RejectsInvalidFilesNamingThem) {
       {{7, 1, 8}, {7, 0}, ".vc.R", "has child 8"},
       {{7, 0, 1}, {7, 0}, ".vc.R", "has child 0"},
       {{7, -3, 1}, {7, 0}, ".vc.R", "has child -3"},
-      {{9, 1, 7}, {9, 0}, ".vc.R", "invalid terminal code 7 (value index 2, but there are 2 values"},
+      {{9, 1, 7},
+       {9, 0},
+       ".vc.R",
+       "invalid terminal code 7 (value index 2, but there are 2 values"},
       {{7, 1, 6}, {7, 0, 8, 0}, ".vc.C", "symbol #2 is 8, outside [0, 8)"},
       {{7, 1, 6}, {7, 0, -1, 0}, ".vc.C", "symbol #2 is -1"},
       {{9, 1, 6}, {8, 0}, ".vc.C", "symbol #0 is an invalid terminal code 8"},
@@ -190,8 +193,8 @@ TEST(MmRepair, RejectsInvalidFilesNamingThem) {
   };
   for (const auto& c : cases) {
     write(two_values, c.rules, c.seq);
-    EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_mm_repair(base, 3); },
-                                         {base + c.file, c.needle}))
+    EXPECT_TRUE(
+        throws_with<FormatError>([&] { kcla::read_mm_repair(base, 3); }, {base + c.file, c.needle}))
         << c.needle;
   }
   write(two_values, {7, 1, 6}, {7, 0});

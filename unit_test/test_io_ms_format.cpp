@@ -79,8 +79,8 @@ TEST(MsFormat, HaploidAndChosenReplicate) {
 
 TEST(MsFormat, WithoutCommandLineReadsToTheBlankLine) {
   kcla::test::TempDir tmp;
-  const auto path = tmp.write("nocmd.ms",
-                              "some header\n//\nsegsites: 2\npositions: 1 2\n11\n01\n\nlater\n");
+  const auto path =
+      tmp.write("nocmd.ms", "some header\n//\nsegsites: 2\npositions: 1 2\n11\n01\n\nlater\n");
   const auto r = kcla::read_ms(path);
   EXPECT_TRUE(kcla::test::csr_equal(r.matrix, dense_to_csr({{1, 2}}, 2)));
   // CRLF line endings and no final newline.
@@ -113,8 +113,10 @@ TEST(MsFormat, RejectsMalformedInputWithLineNumbers) {
       {head + "segsites: 2\n01\n", "line 6: expected a 'positions:' line"},
       {head + "segsites: 2\npositions: 0.1\n", "line 6: 'positions:' lists 1 positions"},
       {head + "segsites: 2\npositions: 0.1 zz\n", "line 6: position 'zz' is not a number"},
-      {head + "segsites: 2\npositions: 0.1 0.2\n01\n0\n", "line 8: haplotype line has 1 characters"},
-      {head + "segsites: 2\npositions: 0.1 0.2\n01\n02\n", "line 8: haplotype line has '2' at site 1"},
+      {head + "segsites: 2\npositions: 0.1 0.2\n01\n0\n",
+       "line 8: haplotype line has 1 characters"},
+      {head + "segsites: 2\npositions: 0.1 0.2\n01\n02\n",
+       "line 8: haplotype line has '2' at site 1"},
       {head + "segsites: 2\npositions: 0.1 0.2\n01\n01\n01\n",
        "line 9: replicate has 3 haplotype lines, but the command line says 4"},
       {head + "segsites: 2\npositions: 0.1 0.2\n01\n01\n01\n01\n11\n",
@@ -176,8 +178,7 @@ void check_against_plain(const std::string& path, std::int64_t nsam) {
 TEST(MsFormat, RealScrmOutput) {
   kcla::test::TempDir tmp;
   const auto path = tmp.path("small.ms");
-  const std::string command =
-      "scrm 40 2 -t 30 -r 20 100000 -seed 4 5 6 > " + path + " 2>/dev/null";
+  const std::string command = "scrm 40 2 -t 30 -r 20 100000 -seed 4 5 6 > " + path + " 2>/dev/null";
   if (std::system("command -v scrm >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "scrm is not installed (Debian package scrm)";
   ASSERT_EQ(std::system(command.c_str()), 0);
@@ -186,7 +187,8 @@ TEST(MsFormat, RealScrmOutput) {
 
 TEST(MsFormat, Scrm2504Panel) {
   const auto path = kcla::test::data_file("scrm2504.ms");
-  if (path.empty()) GTEST_SKIP() << "scrm2504.ms not in the data folder (scripts/data/fetch.sh scrm2504)";
+  if (path.empty())
+    GTEST_SKIP() << "scrm2504.ms not in the data folder (scripts/data/fetch.sh scrm2504)";
   check_against_plain(path, 5008);
 }
 

@@ -154,8 +154,9 @@ TEST_F(PlinkErrors, WrongSizeNamesExpectedAndActual) {
   EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_plink(base); }, {"size is 14 bytes"}));
   tmp.write("g.bed", bytes);
   // One individual more in the .fam: 5 SNPs x 2 bytes still fit 7 individuals...
-  tmp.write("g.fam", "a a 0 0 1 -9\nb b 0 0 1 -9\nc c 0 0 1 -9\nd d 0 0 1 -9\ne e 0 0 1 -9\n"
-                     "f f 0 0 1 -9\ng g 0 0 1 -9\n");
+  tmp.write("g.fam",
+            "a a 0 0 1 -9\nb b 0 0 1 -9\nc c 0 0 1 -9\nd d 0 0 1 -9\ne e 0 0 1 -9\n"
+            "f f 0 0 1 -9\ng g 0 0 1 -9\n");
   EXPECT_NO_THROW(kcla::read_plink(base));
   // ...but not 9 (3 bytes per SNP).
   tmp.write("g.fam", "a a\nb b\nc c\nd d\ne e\nf f\ng g\nh h\ni i\n");
@@ -168,12 +169,12 @@ TEST_F(PlinkErrors, MalformedOrMissingTextFiles) {
   EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_plink(base); },
                                        {base + ".fam", "line 2", "found 1 field"}));
   std::remove((base + ".fam").c_str());
-  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_plink(base); },
-                                       {base + ".fam", "cannot open"}));
+  EXPECT_TRUE(
+      throws_with<FormatError>([&] { kcla::read_plink(base); }, {base + ".fam", "cannot open"}));
   std::remove((base + ".bim").c_str());
   tmp.write("g.fam", "a a\n");
-  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_plink(base); },
-                                       {base + ".bim", "cannot open"}));
+  EXPECT_TRUE(
+      throws_with<FormatError>([&] { kcla::read_plink(base); }, {base + ".bim", "cannot open"}));
 }
 
 // ---- real data (scripts/data/fetch.sh small) ---------------------------------------------
@@ -241,8 +242,14 @@ void check_real_fileset(const std::string& name, std::int64_t individuals, std::
   }
 }
 
-TEST(PlinkRealData, MouseHs1940) { check_real_fileset("mouse_hs1940", 1940, 12226, false); }
-TEST(PlinkRealData, EurSubset) { check_real_fileset("EUR_subset", 379, 54051, false); }
-TEST(PlinkRealData, HlcWithMissingCalls) { check_real_fileset("HLC", 427, 358499, true); }
+TEST(PlinkRealData, MouseHs1940) {
+  check_real_fileset("mouse_hs1940", 1940, 12226, false);
+}
+TEST(PlinkRealData, EurSubset) {
+  check_real_fileset("EUR_subset", 379, 54051, false);
+}
+TEST(PlinkRealData, HlcWithMissingCalls) {
+  check_real_fileset("HLC", 427, 358499, true);
+}
 
 }  // namespace

@@ -54,8 +54,8 @@ TEST(SparseMatrixFile, RefusesUnknownKinds) {
         << name;
   }
   // A known extension whose file is missing: the reader's own error.
-  EXPECT_TRUE(throws_with<kcla::FormatError>(
-      [&] { kcla::read_sparse_matrix(tmp.path("x.mtx")); }, {"x.mtx", "cannot open"}));
+  EXPECT_TRUE(throws_with<kcla::FormatError>([&] { kcla::read_sparse_matrix(tmp.path("x.mtx")); },
+                                             {"x.mtx", "cannot open"}));
 }
 
 }  // namespace
