@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "test_support.hpp"
 
@@ -107,6 +109,23 @@ TEST(MatrixMarket, ReadsIntegerPatternAndSymmetricFiles) {
       tmp.write("upper.mtx", "%%MatrixMarket MATRIX Coordinate REAL General\n1 1 1\n1 1 9\n");
   EXPECT_TRUE(
       kcla::test::csr_equal(kcla::read_matrix_market(upper), make_csr(1, 1, {0, 1}, {0}, {9})));
+}
+
+TEST(MatrixMarket, LinesAcrossAndLongerThanTheReadBuffer) {
+  kcla::test::TempDir tmp;
+  // The reader streams through a 1 MiB buffer: a 3 MiB comment line must grow it, and a
+  // file of a few MiB puts entry lines across buffer refills.
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_csr(gen, 2000, 2000, 0.05);
+  const auto plain = tmp.path("plain.mtx");
+  kcla::write_matrix_market(plain, a);
+  std::ifstream in(plain);
+  std::string banner, rest;
+  std::getline(in, banner);
+  rest.assign(std::istreambuf_iterator<char>(in), {});
+  ASSERT_GT(rest.size(), std::size_t(3) << 20);
+  const auto path = tmp.write("long.mtx", banner + "\n%" + std::string(3 << 20, 'c') + "\n" + rest);
+  EXPECT_TRUE(kcla::test::csr_equal(kcla::read_matrix_market(path), a));
 }
 
 TEST(MatrixMarket, RejectsBadBannersNamingWhat) {

@@ -190,6 +190,8 @@ TEST(MsFormat, Scrm2504Panel) {
   if (path.empty())
     GTEST_SKIP() << "scrm2504.ms not in the data folder (scripts/data/fetch.sh scrm2504)";
   check_against_plain(path, 5008);
+  // The panel DATA.md describes (scrm's seed 1 2 3): 100,966 segregating sites.
+  EXPECT_EQ(kcla::read_ms(path).matrix.num_cols, 100966);
 }
 
 }  // namespace
