@@ -38,27 +38,28 @@ void read_two_columns(const std::string& path, const char* layout, std::vector<s
   }
 }
 
-/// Decodes .bed bytes: 2-bit codes, low bits first; 00 hom A1, 01 missing, 10 het,
-/// 11 hom A2. A table per byte value turns four genotypes into values at once.
-struct BedDecoder {
-  std::array<std::uint8_t, 4> value_of_code;
-  std::array<std::array<std::uint8_t, 4>, 256> values_of_byte;
-  std::array<std::uint8_t, 256> missing_in_byte;
+/// Genotype value of each 2-bit .bed code: 00 hom A1, 01 missing, 10 het, 11 hom A2.
+std::array<std::uint8_t, 4> values_of_codes(CountedAllele counted) {
+  if (counted == CountedAllele::a1) return {2, 0, 1, 0};
+  return {0, 0, 1, 2};
+}
+constexpr int missing_code = 1;
 
-  explicit BedDecoder(CountedAllele counted) {
-    value_of_code = counted == CountedAllele::a1 ? std::array<std::uint8_t, 4>{2, 0, 1, 0}
-                                                 : std::array<std::uint8_t, 4>{0, 0, 1, 2};
-    for (int b = 0; b < 256; ++b) {
-      missing_in_byte[b] = 0;
-      for (int q = 0; q < 4; ++q) {
-        const int code = (b >> (2 * q)) & 3;
-        values_of_byte[b][q] = value_of_code[code];
-        missing_in_byte[b] = static_cast<std::uint8_t>(missing_in_byte[b] + (code == 1));
-      }
-    }
+/// Calls f(individual, code) for every genotype of one SNP's bytes (four per byte, low
+/// bits first); the padding bits of the last byte are skipped.
+template <class F>
+void for_each_genotype(const unsigned char* bytes, std::int64_t individuals, F&& f) {
+  const std::int64_t full_bytes = individuals / 4;
+  for (std::int64_t b = 0; b < full_bytes; ++b) {  // by byte: HLC reads in ~1.5 s, not 2.4
+    const unsigned byte = bytes[b];
+    f(4 * b, byte & 3);
+    f(4 * b + 1, (byte >> 2) & 3);
+    f(4 * b + 2, (byte >> 4) & 3);
+    f(4 * b + 3, byte >> 6);
   }
-  static int code(unsigned char byte, int q) { return (byte >> (2 * q)) & 3; }
-};
+  for (std::int64_t i = 4 * full_bytes; i < individuals; ++i)
+    f(i, (bytes[i / 4] >> (2 * (i % 4))) & 3);
+}
 
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
@@ -134,9 +135,7 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
                       std::to_string(bytes_per_snp) + " = " +
                       (fits ? std::to_string(expected) : std::string("> 2^64")) + " bytes");
 
-  const BedDecoder decode(options.counted_allele);
-  const auto full_bytes = static_cast<std::size_t>(individuals / 4);
-  const auto tail = static_cast<int>(individuals % 4);  // genotypes in the last, partial byte
+  const auto value_of_code = values_of_codes(options.counted_allele);
 
   // Pass 1: nonzeros per individual (the CSR row lengths) and missing calls.
   auto& a = result.matrix;
@@ -147,16 +146,10 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
   std::int64_t missing = 0;
   for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
                [&](std::int64_t, const unsigned char* bytes) {
-                 for (std::size_t b = 0; b < full_bytes; ++b) {
-                   const auto& values = decode.values_of_byte[bytes[b]];
-                   for (int q = 0; q < 4; ++q) row_length[4 * b + q] += values[q] != 0;
-                   missing += decode.missing_in_byte[bytes[b]];
-                 }
-                 for (int q = 0; q < tail; ++q) {  // padding bits of the last byte are ignored
-                   const int code = BedDecoder::code(bytes[full_bytes], q);
-                   row_length[4 * full_bytes + q] += decode.value_of_code[code] != 0;
-                   missing += code == 1;
-                 }
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   row_length[i] += value_of_code[code] != 0;
+                   missing += code == missing_code;
+                 });
                });
   result.num_missing = missing;
   std::partial_sum(a.row_offsets.begin(), a.row_offsets.end(), a.row_offsets.begin());
@@ -165,21 +158,14 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
   a.column_indices.resize(static_cast<std::size_t>(a.row_offsets.back()));
   a.values.resize(a.column_indices.size());
   std::vector<std::int64_t> next(a.row_offsets.begin(), a.row_offsets.end() - 1);
-  auto put = [&](std::size_t individual, std::int64_t snp, std::uint8_t value) {
-    if (value == 0) return;
-    const auto at = next[individual]++;
-    a.column_indices[at] = static_cast<std::int32_t>(snp);
-    a.values[at] = value;
-  };
   for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
                [&](std::int64_t snp, const unsigned char* bytes) {
-                 for (std::size_t b = 0; b < full_bytes; ++b) {
-                   const auto& values = decode.values_of_byte[bytes[b]];
-                   for (int q = 0; q < 4; ++q) put(4 * b + q, snp, values[q]);
-                 }
-                 for (int q = 0; q < tail; ++q)
-                   put(4 * full_bytes + q, snp,
-                       decode.value_of_code[BedDecoder::code(bytes[full_bytes], q)]);
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   if (value_of_code[code] == 0) return;
+                   const auto at = next[i]++;
+                   a.column_indices[at] = static_cast<std::int32_t>(snp);
+                   a.values[at] = value_of_code[code];
+                 });
                });
   return result;
 }
