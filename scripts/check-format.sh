@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 fmt=$(command -v clang-format || command -v clang-format-14) || { echo "clang-format not found" >&2; exit 1; }
-mapfile -t files < <(git ls-files '*.hpp' '*.cpp' '*.h' '*.cu' 2>/dev/null || find core kernels io tools perf_test unit_test examples -name '*.[hc]pp')
+# Untracked (not ignored) sources too, so --fix formats new files before their first commit.
+mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.hpp' '*.cpp' '*.h' '*.cu' 2>/dev/null || find core kernels io tools perf_test unit_test examples -name '*.[hc]pp')
 if [ "${1:-}" = --fix ]; then
   "$fmt" -i "${files[@]}"
   exit 0

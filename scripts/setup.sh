@@ -18,7 +18,8 @@
 #                           or ~/.cache/kcla)
 #   --kokkos-root DIR       skip building Kokkos; use this prefix (Kokkos + Kokkos Kernels)
 #   --no-apt                do not install Debian packages
-#   --deps-only             stop after the dependencies (no kcla build)
+#   --deps-only             stop after the dependencies (no data, no kcla build)
+#   --no-data               do not fetch the small test data sets (scripts/data/fetch.sh)
 #   --jobs N                parallel build jobs (default: nproc)
 #   --cmake-arg ARG         extra argument for kcla's cmake configure (repeatable)
 set -euo pipefail
@@ -33,10 +34,11 @@ cache_dir=${KCLA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kcla}
 kokkos_root=
 use_apt=1
 deps_only=0
+fetch_data=1
 jobs=$(nproc 2>/dev/null || echo 2)
 extra_cmake_args=()
 
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 die() { echo "setup.sh: error: $*" >&2; exit 1; }
 log() { echo "[setup $(date +%H:%M:%S)] $*"; }
 
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --kokkos-root) kokkos_root=${2:?}; shift 2 ;;
     --no-apt) use_apt=0; shift ;;
     --deps-only) deps_only=1; shift ;;
+    --no-data) fetch_data=0; shift ;;
     --jobs) jobs=${2:?}; shift 2 ;;
     --cmake-arg) extra_cmake_args+=("${2:?}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -210,7 +213,17 @@ if [ "$deps_only" -eq 1 ]; then
 fi
 
 # ---------------------------------------------------------------------------------------
-# 3. kcla itself
+# 3. Small real data sets for the tests (outside the repository). Never fatal: offline,
+#    the tests that need them skip.
+# ---------------------------------------------------------------------------------------
+if [ "$fetch_data" -eq 1 ]; then
+  log "data sets: scripts/data/fetch.sh small"
+  bash "$here/data/fetch.sh" small \
+    || log "warning: could not fetch the small data sets (offline?); tests that need them will skip"
+fi
+
+# ---------------------------------------------------------------------------------------
+# 4. kcla itself
 # ---------------------------------------------------------------------------------------
 cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE="$build_type" -DKokkos_ROOT="$kokkos_root"
             -DKokkosKernels_ROOT="$kokkos_root" -DKCLA_ENABLE_WERROR=ON)

@@ -1,5 +1,6 @@
 // Helpers shared by kcla's unit tests: fresh random inputs every run (the seed is printed
-// and can be replayed with KCLA_TEST_SEED), random sparse matrices, error norms.
+// and can be replayed with KCLA_TEST_SEED), random sparse matrices, error norms, and the
+// data sets of scripts/data/fetch.sh.
 #pragma once
 
 #include <kcla/csr_matrix.hpp>
@@ -10,9 +11,15 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 namespace kcla::test {
 
@@ -43,6 +50,10 @@ inline CsrMatrix<double> random_csr(std::mt19937_64& gen, std::int64_t rows, std
   a.num_rows = rows;
   a.num_cols = cols;
   a.row_offsets.assign(1, 0);
+  if (density <= 0) {  // the geometric skip below needs log(1 - density) < 0
+    a.row_offsets.assign(static_cast<std::size_t>(rows) + 1, 0);
+    return a;
+  }
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::uniform_int_distribution<int> level(1, std::max(1, num_distinct_values));
   // Geometric skipping keeps very sparse, very wide matrices cheap to generate.
@@ -121,6 +132,85 @@ double relative_error(const A& a, const B& b, std::size_t n) {
   }
   if (den == 0) return std::sqrt(num);
   return std::sqrt(num / den);
+}
+
+/// Exact equality of two CSR matrices (shape, structure, values bit for bit), naming the
+/// first difference.
+template <class Scalar>
+::testing::AssertionResult csr_equal(const CsrMatrix<Scalar>& a, const CsrMatrix<Scalar>& b) {
+  if (a.num_rows != b.num_rows || a.num_cols != b.num_cols)
+    return ::testing::AssertionFailure() << "shape " << a.num_rows << " x " << a.num_cols << " vs "
+                                         << b.num_rows << " x " << b.num_cols;
+  if (a.row_offsets != b.row_offsets) return ::testing::AssertionFailure() << "row_offsets differ";
+  for (std::int64_t k = 0; k < a.nnz(); ++k)
+    if (a.column_indices[k] != b.column_indices[k] || !(a.values[k] == b.values[k]))
+      return ::testing::AssertionFailure()
+             << "entry " << k << ": (" << a.column_indices[k] << ", " << a.values[k] << ") vs ("
+             << b.column_indices[k] << ", " << b.values[k] << ")";
+  return ::testing::AssertionSuccess();
+}
+
+/// Success when `f()` throws an E whose what() contains every one of `needles`:
+/// `EXPECT_TRUE(throws_with<kcla::FormatError>([&] { ... }, {"line 3", "outside"}));`
+template <class E, class F>
+::testing::AssertionResult throws_with(F&& f, std::initializer_list<std::string> needles) {
+  try {
+    f();
+  } catch (const E& e) {
+    const std::string what = e.what();
+    for (const auto& needle : needles)
+      if (what.find(needle) == std::string::npos)
+        return ::testing::AssertionFailure()
+               << "message \"" << what << "\" lacks \"" << needle << "\"";
+    return ::testing::AssertionSuccess() << what;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+/// A fresh folder for a test's files, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kcla-test-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    dir_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  /// Writes `content` (bytes as given) to the file `name`; returns its path.
+  std::string write(const std::string& name, const std::string& content) const {
+    std::ofstream out(path(name), std::ios::binary);
+    out << content;
+    if (!out) throw std::runtime_error("cannot write " + path(name));
+    return path(name);
+  }
+
+ private:
+  std::string dir_;
+};
+
+/// Path of the data set file `name` (e.g. "mouse_hs1940.bed") in $KCLA_DATA_DIR, or in
+/// ~/.cache/kcla/data when that is unset; "" when the file is absent, so the test can
+/// skip: `if (path.empty()) GTEST_SKIP() << "...";` (scripts/data/fetch.sh fetches it).
+inline std::string data_file(const std::string& name) {
+  std::string dir;
+  if (const char* env = std::getenv("KCLA_DATA_DIR"); env && *env) {
+    dir = env;
+  } else if (const char* home = std::getenv("HOME")) {
+    dir = std::string(home) + "/.cache/kcla/data";
+  }
+  const std::string path = dir + "/" + name;
+  struct stat info {};
+  return !dir.empty() && stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) ? path : "";
 }
 
 }  // namespace kcla::test

@@ -1,0 +1,41 @@
+// PLINK 1 binary genotype filesets (.bed + .bim + .fam), read into a sparse genotype
+// matrix: rows are individuals, columns are SNPs, values count alleles (0, 1, 2).
+#pragma once
+
+#include <kcla/csr_matrix.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kcla {
+
+/// Which allele a genotype value counts. PLINK's A1 (the .bim's fifth column) is usually
+/// the minor allele, so counting it keeps the matrix sparse.
+enum class CountedAllele { a1, a2 };
+
+struct PlinkReadOptions {
+  CountedAllele counted_allele = CountedAllele::a1;
+};
+
+struct PlinkGenotypes {
+  /// individuals x SNPs; a missing call is stored as 0 (absent) and counted below.
+  CsrMatrix<double> matrix;
+  std::vector<std::string> family_ids;      ///< .fam column 1, one per row
+  std::vector<std::string> individual_ids;  ///< .fam column 2, one per row
+  std::vector<std::string> snp_ids;         ///< .bim column 2, one per column
+  std::int64_t num_missing = 0;             ///< missing calls (code 01) in the .bed
+};
+
+/// The fileset's base name: `path` without a ".bed", ".bim" or ".fam" suffix.
+std::string plink_base_name(const std::string& path);
+
+/// Reads BASE.bed, BASE.bim and BASE.fam, where BASE = plink_base_name(path) (so either
+/// the base name or the .bed's path works). Rows come from the .fam's lines, columns from
+/// the .bim's (blank lines are skipped). The .bed must be SNP-major (magic 6c 1b 01) and
+/// exactly 3 + SNPs * ceil(individuals / 4) bytes long. Streams the .bed twice (count,
+/// then fill), so memory is the result plus one row counter per individual.
+/// Throws FormatError naming the file on any inconsistency.
+PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options = {});
+
+}  // namespace kcla

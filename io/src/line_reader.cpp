@@ -1,0 +1,75 @@
+#include <kcla/detail/line_reader.hpp>
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace kcla::detail {
+
+namespace {
+constexpr std::size_t initial_buffer_bytes = std::size_t(1) << 20;
+}
+
+LineReader::LineReader(const std::string& path) : path_(path) {
+  file_ = std::fopen(path.c_str(), "rb");
+  if (!file_) throw FormatError(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat info {};
+  if (fstat(fileno(file_), &info) != 0) info.st_mode = 0;
+  // A pipe or device has no size: treat it as unbounded.
+  file_size_ = S_ISREG(info.st_mode) ? static_cast<std::uint64_t>(info.st_size) : UINT64_MAX;
+  if (S_ISDIR(info.st_mode)) {
+    std::fclose(file_);
+    throw FormatError(path, "is a directory, not a file");
+  }
+  buffer_.resize(initial_buffer_bytes);
+}
+
+LineReader::~LineReader() {
+  if (file_) std::fclose(file_);
+}
+
+bool LineReader::next(std::string_view& line) {
+  while (true) {
+    const char* start = buffer_.data() + begin_;
+    if (const void* nl = std::memchr(start, '\n', end_ - begin_)) {
+      const auto length = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
+      begin_ += length + 1;
+      consumed_ += length + 1;
+      line = std::string_view(start, length);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      ++line_number_;
+      return true;
+    }
+    if (at_eof_) {
+      if (begin_ == end_) return false;
+      // Last line without a line ending.
+      const auto length = end_ - begin_;
+      line = std::string_view(start, length);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      begin_ = end_;
+      consumed_ += length;
+      ++line_number_;
+      return true;
+    }
+    // Keep the partial line, make room (grow only for lines longer than the buffer).
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+    }
+    if (end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+    const std::size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_);
+    if (got == 0) {
+      if (std::ferror(file_)) fail(std::string("read error: ") + std::strerror(errno));
+      at_eof_ = true;
+    }
+    end_ += got;
+  }
+}
+
+void LineReader::fail(const std::string& what) const {
+  throw FormatError(path_, "line " + std::to_string(line_number_) + ": " + what);
+}
+
+}  // namespace kcla::detail

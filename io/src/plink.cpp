@@ -1,0 +1,174 @@
+#include <kcla/plink.hpp>
+
+#include <kcla/detail/line_reader.hpp>
+#include <kcla/detail/text_fields.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+
+namespace kcla {
+
+namespace {
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const std::size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// Columns 1 and 2 of every non-blank line (`first` may be null); each line must have
+/// at least two fields.
+void read_two_columns(const std::string& path, const char* layout, std::vector<std::string>* first,
+                      std::vector<std::string>& second) {
+  detail::LineReader in(path);
+  std::string_view line, fields[2];
+  while (in.next(line)) {
+    if (detail::is_blank(line)) continue;
+    const auto n = detail::split_fields(line, fields, 2);
+    if (n < 2)
+      in.fail("expected " + std::string(layout) + ", found " + std::to_string(n) + " field");
+    if (first) first->emplace_back(fields[0]);
+    second.emplace_back(fields[1]);
+  }
+}
+
+/// Genotype value of each 2-bit .bed code: 00 hom A1, 01 missing, 10 het, 11 hom A2.
+std::array<std::uint8_t, 4> values_of_codes(CountedAllele counted) {
+  if (counted == CountedAllele::a1) return {2, 0, 1, 0};
+  return {0, 0, 1, 2};
+}
+constexpr int missing_code = 1;
+
+/// Calls f(individual, code) for every genotype of one SNP's bytes (four per byte, low
+/// bits first); the padding bits of the last byte are skipped.
+template <class F>
+void for_each_genotype(const unsigned char* bytes, std::int64_t individuals, F&& f) {
+  const std::int64_t full_bytes = individuals / 4;
+  for (std::int64_t b = 0; b < full_bytes; ++b) {  // by byte: HLC reads in ~1.5 s, not 2.4
+    const unsigned byte = bytes[b];
+    f(4 * b, byte & 3);
+    f(4 * b + 1, (byte >> 2) & 3);
+    f(4 * b + 2, (byte >> 4) & 3);
+    f(4 * b + 3, byte >> 6);
+  }
+  for (std::int64_t i = 4 * full_bytes; i < individuals; ++i)
+    f(i, (bytes[i / 4] >> (2 * (i % 4))) & 3);
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+/// Reads the .bed one block of SNPs at a time, calling visit(snp, bytes) for each SNP.
+template <class Visit>
+void for_each_snp(const std::string& path, std::FILE* bed, std::int64_t num_snps,
+                  std::size_t bytes_per_snp, Visit&& visit) {
+  if (std::fseek(bed, 3, SEEK_SET) != 0)
+    throw FormatError(path, std::string("seek failed: ") + std::strerror(errno));
+  const std::size_t block =
+      bytes_per_snp == 0 ? 1 : std::max<std::size_t>(1, (4u << 20) / bytes_per_snp);
+  std::vector<unsigned char> buffer(block * bytes_per_snp);
+  for (std::int64_t first = 0; first < num_snps; first += static_cast<std::int64_t>(block)) {
+    const auto count = static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(block), num_snps - first));
+    const std::size_t bytes = count * bytes_per_snp;
+    if (std::fread(buffer.data(), 1, bytes, bed) != bytes)
+      throw FormatError(path, "read failed at SNP " + std::to_string(first) +
+                                  " (was the file changed while being read?)");
+    for (std::size_t s = 0; s < count; ++s)
+      visit(first + static_cast<std::int64_t>(s), buffer.data() + s * bytes_per_snp);
+  }
+}
+
+}  // namespace
+
+std::string plink_base_name(const std::string& path) {
+  for (const char* suffix : {".bed", ".bim", ".fam"})
+    if (ends_with(path, suffix)) return path.substr(0, path.size() - 4);
+  return path;
+}
+
+PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) {
+  const std::string base = plink_base_name(path);
+  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
+  PlinkGenotypes result;
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", &result.family_ids,
+                   result.individual_ids);
+  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, result.snp_ids);
+  const auto individuals = static_cast<std::int64_t>(result.individual_ids.size());
+  const auto snps = static_cast<std::int64_t>(result.snp_ids.size());
+  if (snps > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(bim_path,
+                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
+
+  std::unique_ptr<std::FILE, FileCloser> bed(std::fopen(bed_path.c_str(), "rb"));
+  if (!bed) throw FormatError(bed_path, std::string("cannot open: ") + std::strerror(errno));
+  unsigned char magic[3] = {0, 0, 0};
+  const auto got = std::fread(magic, 1, 3, bed.get());
+  if (got < 3 || magic[0] != 0x6c || magic[1] != 0x1b)
+    throw FormatError(bed_path, "not a PLINK 1 .bed file (the first bytes must be 6c 1b 01)");
+  if (magic[2] != 0x01)
+    throw FormatError(bed_path, magic[2] == 0x00
+                                    ? "individual-major .bed (mode byte 00) is not supported; "
+                                      "convert it with plink --make-bed"
+                                    : "unknown .bed mode byte (expected 01, SNP-major)");
+  struct stat info {};
+  if (fstat(fileno(bed.get()), &info) != 0)
+    throw FormatError(bed_path, std::string("cannot stat: ") + std::strerror(errno));
+  const auto bytes_per_snp = static_cast<std::uint64_t>((individuals + 3) / 4);
+  const auto actual = static_cast<std::uint64_t>(info.st_size);
+  const bool fits =
+      bytes_per_snp == 0 || static_cast<std::uint64_t>(snps) <=
+                                (std::numeric_limits<std::uint64_t>::max() - 3) / bytes_per_snp;
+  const std::uint64_t expected = fits ? 3 + static_cast<std::uint64_t>(snps) * bytes_per_snp : 0;
+  if (!fits || actual != expected)
+    throw FormatError(
+        bed_path, "size is " + std::to_string(actual) + " bytes, but " + std::to_string(snps) +
+                      " SNPs (" + bim_path + ") x " + std::to_string(individuals) +
+                      " individuals (" + fam_path + ") need 3 + " + std::to_string(snps) + " * " +
+                      std::to_string(bytes_per_snp) + " = " +
+                      (fits ? std::to_string(expected) : std::string("> 2^64")) + " bytes");
+
+  const auto value_of_code = values_of_codes(options.counted_allele);
+
+  // Pass 1: nonzeros per individual (the CSR row lengths) and missing calls.
+  auto& a = result.matrix;
+  a.num_rows = individuals;
+  a.num_cols = snps;
+  a.row_offsets.assign(static_cast<std::size_t>(individuals) + 1, 0);
+  std::int64_t* const row_length = a.row_offsets.data() + 1;
+  std::int64_t missing = 0;
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t, const unsigned char* bytes) {
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   row_length[i] += value_of_code[code] != 0;
+                   missing += code == missing_code;
+                 });
+               });
+  result.num_missing = missing;
+  std::partial_sum(a.row_offsets.begin(), a.row_offsets.end(), a.row_offsets.begin());
+
+  // Pass 2: fill SNP by SNP, so columns come out ascending within each row.
+  a.column_indices.resize(static_cast<std::size_t>(a.row_offsets.back()));
+  a.values.resize(a.column_indices.size());
+  std::vector<std::int64_t> next(a.row_offsets.begin(), a.row_offsets.end() - 1);
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t snp, const unsigned char* bytes) {
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   if (value_of_code[code] == 0) return;
+                   const auto at = next[i]++;
+                   a.column_indices[at] = static_cast<std::int32_t>(snp);
+                   a.values[at] = value_of_code[code];
+                 });
+               });
+  return result;
+}
+
+}  // namespace kcla
