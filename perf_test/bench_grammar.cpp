@@ -93,7 +93,8 @@ double relative_difference(const vector_view& a, const vector_view& b) {
 
 #if KCLA_HAVE_CUDA
 double relative_difference(const block_view& a, const block_view& b) {
-  vector_view fa(const_cast<Scalar*>(a.data()), a.span()), fb(const_cast<Scalar*>(b.data()), b.span());
+  vector_view fa(const_cast<Scalar*>(a.data()), a.span()),
+      fb(const_cast<Scalar*>(b.data()), b.span());
   return relative_difference(fa, fb);
 }
 #endif
@@ -124,20 +125,22 @@ void bench_kcla_spmv(benchmark::State& state, MatrixCase* c, kcla::SweepSchedule
   options.schedule = schedule;
   options.launch = launch;
   kcla::GrammarMatrix<Scalar, memory> A(c->grammar, options);
-  const double t = time_products(state, [&] { kcla::multiply(exec(), A, c->x, c->y_kcla, launch); });
+  const double t =
+      time_products(state, [&] { kcla::multiply(exec(), A, c->x, c->y_kcla, launch); });
   const double error = relative_difference(c->y_kcla, c->y_csr);
   if (error > 1e-4) state.SkipWithError("kcla result differs from the CSR product");
   const auto& base = c->results["csr_spmv"];
   state.counters["rel_error"] = error;
   state.counters["device_MB"] = static_cast<double>(A.device_bytes()) / 1e6;
   state.counters["csr_device_MB"] = static_cast<double>(base.bytes) / 1e6;
-  state.counters["footprint_vs_csr"] =
-      static_cast<double>(A.device_bytes()) / static_cast<double>(std::max<std::int64_t>(1, base.bytes));
+  state.counters["footprint_vs_csr"] = static_cast<double>(A.device_bytes()) /
+                                       static_cast<double>(std::max<std::int64_t>(1, base.bytes));
   state.counters["speedup_vs_csr"] = t > 0 ? base.seconds / t : 0;
   state.counters["predicted_us"] = A.prediction().seconds * 1e6;
   std::ostringstream detail;
   detail << kcla::to_string(A.schedule()) << "/"
-         << kcla::to_string(launch == kcla::SweepLaunch::automatic ? A.prediction().launch : launch);
+         << kcla::to_string(launch == kcla::SweepLaunch::automatic ? A.prediction().launch
+                                                                   : launch);
   state.SetLabel(detail.str());
   c->results[key] = {t, A.device_bytes(), detail.str(), A.prediction().seconds};
 }
@@ -164,18 +167,21 @@ void bench_csr_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B,
 }
 #else
 void bench_csr_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B) {
-  Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory> X("X", c->csr.num_cols, B), Y("Y", c->csr.num_rows, B);
+  Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory> X("X", c->csr.num_cols, B),
+      Y("Y", c->csr.num_rows, B);
   Kokkos::deep_copy(X, 1.0f);
   using crs = KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<exec, memory>, void, int>;
   crs A("A", c->csr.num_rows, c->csr.num_cols, static_cast<int>(c->csr.nnz()), c->csr.values,
         c->csr.row_offsets, c->csr.column_indices);
-  const double t = time_products(state, [&] { KokkosSparse::spmv("N", Scalar(1), A, X, Scalar(0), Y); });
+  const double t =
+      time_products(state, [&] { KokkosSparse::spmv("N", Scalar(1), A, X, Scalar(0), Y); });
   state.counters["ms_per_vector"] = t / static_cast<double>(B) * 1e3;
   c->results["csr_spmm_" + std::to_string(B)] = {t, csr_bytes(*c), "KokkosSparse", 0};
 }
 #endif
 
-void bench_kcla_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B, kcla::SweepSchedule schedule) {
+void bench_kcla_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B,
+                     kcla::SweepSchedule schedule) {
   kcla::GrammarMatrixOptions options;
   options.schedule = schedule;
   options.expected_vectors = B;
@@ -199,7 +205,8 @@ void bench_kcla_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B, kcl
   c->results[key] = {t, A.device_bytes(), kcla::to_string(A.schedule()), A.prediction().seconds};
 }
 
-std::unique_ptr<MatrixCase> load_case(const std::string& path, const std::vector<std::int64_t>& batches) {
+std::unique_ptr<MatrixCase> load_case(const std::string& path,
+                                      const std::vector<std::int64_t>& batches) {
   auto c = std::make_unique<MatrixCase>();
   if (path.empty()) {
     // A generated genotype-like panel (individuals x SNPs, mosaic haplotypes).
@@ -266,13 +273,16 @@ void print_summary(const std::vector<std::int64_t>& batches) {
                 (long long)m.rules, (long long)m.sequence, m.depth, (long long)m.max_width,
                 (long long)m.pass_throughs);
     const auto base = c->results.count("csr_spmv") ? c->results.at("csr_spmv") : Measured{};
-    std::printf("  CSR SpMV                 %9.4f ms   device %8.2f MB\n", base.seconds * 1e3, base.bytes / 1e6);
+    std::printf("  CSR SpMV                 %9.4f ms   device %8.2f MB\n", base.seconds * 1e3,
+                base.bytes / 1e6);
     for (const auto& [key, r] : c->results) {
       if (key.rfind("kcla_spmv", 0) != 0) continue;
-      std::printf("  %-24s %9.4f ms   device %8.2f MB   time ratio %.2fx  footprint 1/%.1f   predicted %.4f ms  [%s]\n",
-                  key.c_str(), r.seconds * 1e3, r.bytes / 1e6, base.seconds / r.seconds,
-                  static_cast<double>(base.bytes) / std::max<std::int64_t>(1, r.bytes), r.predicted_seconds * 1e3,
-                  r.detail.c_str());
+      std::printf(
+          "  %-24s %9.4f ms   device %8.2f MB   time ratio %.2fx  footprint 1/%.1f   predicted "
+          "%.4f ms  [%s]\n",
+          key.c_str(), r.seconds * 1e3, r.bytes / 1e6, base.seconds / r.seconds,
+          static_cast<double>(base.bytes) / std::max<std::int64_t>(1, r.bytes),
+          r.predicted_seconds * 1e3, r.detail.c_str());
     }
     for (auto B : batches) {
       const std::string bk = "csr_spmm_" + std::to_string(B);
@@ -282,9 +292,11 @@ void print_summary(const std::vector<std::int64_t>& batches) {
                   vb.seconds / B * 1e3);
       for (const auto& [key, r] : c->results)
         if (key.rfind("kcla_spmm_" + std::to_string(B) + "_", 0) == 0)
-          std::printf("  B=%-3lld %-22s %9.5f ms/vector  ratio %.2fx  device %.2f MB  predicted %.5f ms/vector\n",
-                      (long long)B, key.c_str(), r.seconds / B * 1e3, vb.seconds / r.seconds, r.bytes / 1e6,
-                      r.predicted_seconds / B * 1e3);
+          std::printf(
+              "  B=%-3lld %-22s %9.5f ms/vector  ratio %.2fx  device %.2f MB  predicted %.5f "
+              "ms/vector\n",
+              (long long)B, key.c_str(), r.seconds / B * 1e3, vb.seconds / r.seconds, r.bytes / 1e6,
+              r.predicted_seconds / B * 1e3);
     }
   }
 }
@@ -293,7 +305,8 @@ std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream in(s);
   std::string item;
-  while (std::getline(in, item, ',')) if (!item.empty()) out.push_back(item);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -323,7 +336,9 @@ int main(int argc, char** argv) {
     g_cases.push_back(load_case(path, batches));
     MatrixCase* c = g_cases.back().get();
     const std::string n = c->name;
-    benchmark::RegisterBenchmark(("csr_spmv/" + n).c_str(), bench_csr_spmv, c)->UseManualTime()->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("csr_spmv/" + n).c_str(), bench_csr_spmv, c)
+        ->UseManualTime()
+        ->Unit(benchmark::kMicrosecond);
     const std::pair<kcla::SweepSchedule, kcla::SweepLaunch> configs[] = {
         {kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
@@ -331,26 +346,40 @@ int main(int argc, char** argv) {
         {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
         {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level}};
     for (const auto& [schedule, launch] : configs) {
-      const std::string key = std::string("kcla_spmv_") + kcla::to_string(schedule) + "_" + kcla::to_string(launch);
-      benchmark::RegisterBenchmark(("kcla_spmv/" + n + "/" + kcla::to_string(schedule) + "/" + kcla::to_string(launch)).c_str(),
-                                   bench_kcla_spmv, c, schedule, launch, key)
-          ->UseManualTime()->Unit(benchmark::kMicrosecond);
+      const std::string key =
+          std::string("kcla_spmv_") + kcla::to_string(schedule) + "_" + kcla::to_string(launch);
+      benchmark::RegisterBenchmark(
+          ("kcla_spmv/" + n + "/" + kcla::to_string(schedule) + "/" + kcla::to_string(launch))
+              .c_str(),
+          bench_kcla_spmv, c, schedule, launch, key)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
     }
     for (auto B : batches) {
 #if KCLA_HAVE_CUDA
-      for (auto alg : {kcla::detail::CusparseSpmmAlgorithm::alg_default, kcla::detail::CusparseSpmmAlgorithm::csr_alg2,
+      for (auto alg : {kcla::detail::CusparseSpmmAlgorithm::alg_default,
+                       kcla::detail::CusparseSpmmAlgorithm::csr_alg2,
                        kcla::detail::CusparseSpmmAlgorithm::csr_alg3})
-        benchmark::RegisterBenchmark(("csr_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::detail::to_string(alg)).c_str(),
-                                     bench_csr_spmm, c, B, alg)
-            ->UseManualTime()->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(
+            ("csr_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::detail::to_string(alg))
+                .c_str(),
+            bench_csr_spmm, c, B, alg)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
 #else
-      benchmark::RegisterBenchmark(("csr_spmm/" + n + "/B=" + std::to_string(B)).c_str(), bench_csr_spmm, c, B)
-          ->UseManualTime()->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(("csr_spmm/" + n + "/B=" + std::to_string(B)).c_str(),
+                                   bench_csr_spmm, c, B)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
 #endif
-      for (auto schedule : {kcla::SweepSchedule::automatic, kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered})
-        benchmark::RegisterBenchmark(("kcla_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::to_string(schedule)).c_str(),
-                                     bench_kcla_spmm, c, B, schedule)
-            ->UseManualTime()->Unit(benchmark::kMicrosecond);
+      for (auto schedule : {kcla::SweepSchedule::automatic, kcla::SweepSchedule::full_array,
+                            kcla::SweepSchedule::layered})
+        benchmark::RegisterBenchmark(
+            ("kcla_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::to_string(schedule))
+                .c_str(),
+            bench_kcla_spmm, c, B, schedule)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
     }
   }
   benchmark::RunSpecifiedBenchmarks();

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <random>
 #include <vector>
 
 namespace kcla::detail {
@@ -77,6 +79,24 @@ void AtomicFile::commit() {
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0)
     throw FormatError(path_, "cannot rename the temporary file into place: " + system_error_text());
   committed_ = true;
+}
+
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string&)>& write) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::random_device rd;
+  const fs::path tmp = folder / ("." + target.filename().string() + ".tmp." +
+                                 std::to_string(::getpid()) + "." + std::to_string(rd() % 100000));
+  try {
+    write(tmp.string());
+    fs::rename(tmp, target);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
 }
 
 }  // namespace kcla::detail

@@ -4,11 +4,9 @@
 
 #include <kcla/detail/hdf5_handle.hpp>
 
-#include <unistd.h>
 #include <cstdio>
 #include <filesystem>
 #include <new>
-#include <random>
 
 namespace kcla::detail {
 
@@ -166,24 +164,6 @@ std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name)
   std::int64_t value = 0;
   if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) fail(name, "cannot read attribute");
   return value;
-}
-
-void write_atomically(const std::string& path,
-                      const std::function<void(const std::string&)>& write) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::random_device rd;
-  const fs::path tmp = folder / ("." + target.filename().string() + ".tmp." +
-                                 std::to_string(::getpid()) + "." + std::to_string(rd() % 100000));
-  try {
-    write(tmp.string());
-    fs::rename(tmp, target);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
-  }
 }
 
 template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<double>&) const;

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #if KCLA_HAVE_HDF5
+#include <kcla/detail/atomic_file.hpp>
 #include <kcla/detail/hdf5_handle.hpp>
 #endif
 

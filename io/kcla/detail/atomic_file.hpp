@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 namespace kcla::detail {
@@ -32,5 +33,11 @@ class AtomicFile {
   std::FILE* stream_ = nullptr;
   bool committed_ = false;
 };
+
+/// For writers that need a path, not a stream (HDF5): `write(tmp_path)` fills a temporary
+/// file next to `path`, which is then renamed over `path`; on any exception the temporary
+/// file is removed and the target is untouched.
+void write_atomically(const std::string& path,
+                      const std::function<void(const std::string&)>& write);
 
 }  // namespace kcla::detail

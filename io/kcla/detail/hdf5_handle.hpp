@@ -7,7 +7,6 @@
 #include <hdf5.h>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -115,10 +114,5 @@ class Hdf5File {
   Hdf5Handle file_;
   std::string name_;
 };
-
-/// Writes through `write(tmp_path)` to a temporary file next to `path`, then renames it
-/// over `path`; on any exception the temporary file is removed and nothing is left.
-void write_atomically(const std::string& path,
-                      const std::function<void(const std::string&)>& write);
 
 }  // namespace kcla::detail
