@@ -29,7 +29,11 @@ Hdf5File Hdf5File::open(const std::string& path) {
   f.name_ = path;
   if (!std::filesystem::exists(path)) f.fail("", "no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) f.fail("", "not an HDF5 file");
-  f.file_ = Hdf5Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  // Strong close: closing the file also closes anything a failed read left open inside
+  // it (corrupt files can otherwise keep HDF5 objects alive until exit).
+  Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  H5Pset_fclose_degree(access.get(), H5F_CLOSE_STRONG);
+  f.file_ = Hdf5Handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, access.get()), H5Fclose);
   if (!f.file_.valid()) f.fail("", "cannot open as HDF5 (truncated or corrupt?)");
   return f;
 }
