@@ -11,6 +11,7 @@
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/repair.hpp>
+#include <kcla/synthetic.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -209,29 +210,7 @@ std::unique_ptr<MatrixCase> load_case(const std::string& path,
                                       const std::vector<std::int64_t>& batches) {
   auto c = std::make_unique<MatrixCase>();
   if (path.empty()) {
-    // A generated genotype-like panel (individuals x SNPs, mosaic haplotypes).
-    std::mt19937_64 gen(12345);
-    const std::int64_t rows = 1000, cols = 20000;
-    std::vector<std::vector<std::uint8_t>> founders(16, std::vector<std::uint8_t>(cols));
-    std::bernoulli_distribution allele(0.3), flip(2e-4);
-    std::uniform_int_distribution<int> pick(0, 15);
-    for (auto& f : founders)
-      for (auto& a : f) a = allele(gen);
-    kcla::CsrMatrix<double> a;
-    a.num_rows = rows;
-    a.num_cols = cols;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      int h1 = pick(gen), h2 = pick(gen);
-      for (std::int64_t j = 0; j < cols; ++j) {
-        if (flip(gen)) h1 = pick(gen);
-        if (flip(gen)) h2 = pick(gen);
-        if (int v = founders[h1][j] + founders[h2][j]) {
-          a.column_indices.push_back(static_cast<int>(j));
-          a.values.push_back(v);
-        }
-      }
-      a.row_offsets.push_back(a.nnz());
-    }
+    const auto a = kcla::synthetic_genotype_panel(1000, 20000);
     c->name = "generated_1000x20000";
     c->grammar = kcla::compress(a);
   } else {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kcla/csr_matrix.hpp>
+#include <kcla/synthetic.hpp>
 
 #include <gtest/gtest.h>
 
@@ -81,36 +82,18 @@ inline CsrMatrix<double> random_csr(std::mt19937_64& gen, std::int64_t rows, std
   return a;
 }
 
-/// Genotype-like matrix (individuals x SNPs, values 0/1/2): every individual carries two
-/// haplotypes, each a mosaic of `founders` random founder haplotypes with a switch every
-/// ~cols/segments SNPs. Shared segments are the repetition real panels have.
+/// Genotype-like matrix (individuals x SNPs, values 0/1/2) with shared haplotype
+/// segments: about `segments` founder switches per haplotype over the row.
 inline CsrMatrix<double> random_genotypes(std::mt19937_64& gen, std::int64_t rows,
                                           std::int64_t cols, int founders = 8, int segments = 6,
                                           double allele_frequency = 0.3) {
-  std::bernoulli_distribution allele(allele_frequency);
-  std::vector<std::vector<std::uint8_t>> founder(static_cast<std::size_t>(founders),
-                                                 std::vector<std::uint8_t>(cols));
-  for (auto& f : founder)
-    for (auto& a : f) a = allele(gen);
-  std::uniform_int_distribution<int> pick(0, founders - 1);
-  std::bernoulli_distribution switch_here(std::min(1.0, segments / static_cast<double>(cols)));
-  CsrMatrix<double> g;
-  g.num_rows = rows;
-  g.num_cols = cols;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    int h1 = pick(gen), h2 = pick(gen);
-    for (std::int64_t c = 0; c < cols; ++c) {
-      if (switch_here(gen)) h1 = pick(gen);
-      if (switch_here(gen)) h2 = pick(gen);
-      const int v = founder[h1][c] + founder[h2][c];
-      if (v) {
-        g.column_indices.push_back(static_cast<std::int32_t>(c));
-        g.values.push_back(v);
-      }
-    }
-    g.row_offsets.push_back(g.nnz());
-  }
-  return g;
+  SyntheticPanelOptions options;
+  options.founders = founders;
+  options.switch_rate =
+      std::min(1.0, segments / static_cast<double>(std::max<std::int64_t>(cols, 1)));
+  options.allele_frequency = allele_frequency;
+  options.seed = gen();
+  return synthetic_genotype_panel(rows, cols, options);
 }
 
 inline std::vector<double> random_vector(std::mt19937_64& gen, std::int64_t n, double lo = -1.0,

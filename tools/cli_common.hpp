@@ -1,0 +1,61 @@
+// Shared pieces of the kcla command-line tool: argument parsing, exit codes, back-end
+// dispatch, progress display.
+#pragma once
+
+#include <kcla/error.hpp>
+#include <kcla/grammar.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kcla::cli {
+
+/// Exit codes: 0 success, 1 failure while running (bad file, verification failed),
+/// 2 usage error.
+enum ExitCode { ok = 0, failure = 1, usage = 2 };
+
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// `--name value`, `--name=value` and bare flags, plus positional arguments.
+class Arguments {
+ public:
+  /// `flags` lists options that take no value.
+  Arguments(int argc, char** argv, int first, const std::vector<std::string>& flags);
+  bool has(const std::string& name) const { return options_.count(name) > 0; }
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
+  double get_double(const std::string& name, double fallback) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+  /// Throws UsageError naming an option not in `known`.
+  void allow_only(const std::vector<std::string>& known) const;
+
+ private:
+  std::map<std::string, std::string> options_;
+  std::vector<std::string> positional_;
+};
+
+/// Reads any matrix kcla knows into a grammar: a kcla .h5 grammar as is; mm-repair files
+/// (BASE.vc.R present; needs cols); anything read_sparse_matrix reads, compressed.
+Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
+
+/// Runs f<ExecutionSpace>() on the back end named "cuda", "openmp", "serial" or "" (the
+/// default execution space). Throws UsageError for a back end this build lacks.
+void with_backend(const std::string& name, const std::function<void(const std::string&)>& run);
+
+/// True when stderr is a terminal (progress bars only then).
+bool stderr_is_terminal();
+
+int run_compress(int argc, char** argv);
+int run_info(int argc, char** argv);
+int run_multiply(int argc, char** argv);
+int run_demo(int argc, char** argv);
+
+}  // namespace kcla::cli
