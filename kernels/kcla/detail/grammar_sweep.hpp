@@ -92,7 +92,8 @@ struct SweepArgs {
   /// Emit item of layered level `level` (0: a terminal standing in C).
   template <bool Coherent>
   KOKKOS_FORCEINLINE_FUNCTION void emit(std::int32_t level, std::int64_t e, std::int64_t b) const {
-    const T v = level == 0 ? value<Coherent>(encode_terminal(emit_positions[e]), nullptr, b)
+    // A terminal standing in C has code -(t+1) (encode_terminal is host-only).
+    const T v = level == 0 ? value<Coherent>(-emit_positions[e] - 1, nullptr, b)
                            : value<Coherent>(emit_positions[e], buffer(level), b);
     Semiring::atomic_combine(&y[static_cast<std::int64_t>(emit_rows[e]) * vectors + b], v);
   }
@@ -126,12 +127,15 @@ KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const
             Semiring::combine(partial, a.template value<Coherent>(a.row_symbols[k], a.slots, b));
     scratch[t] = partial;
     team.team_barrier();
-    if (group == 0 && b < a.vectors) {
-      T sum = scratch[lane];
-      for (std::int64_t g = 1; g < groups; ++g)
-        sum = Semiring::combine(sum, scratch[g * lanes + lane]);
-      a.y[r * a.vectors + b] = sum;
+    // Tree over the groups: log2(groups) steps instead of one thread walking them all.
+    std::int64_t span = 1;
+    while (span < groups) span *= 2;
+    for (std::int64_t half = span / 2; half >= 1; half /= 2) {
+      if (group < half && group + half < groups)
+        scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
+      team.team_barrier();
     }
+    if (group == 0 && b < a.vectors) a.y[r * a.vectors + b] = scratch[lane];
     team.team_barrier();
   }
 }
@@ -210,6 +214,10 @@ struct FusedSweepFunctor {
       const std::int64_t target = (epoch + 1) * tickets_per_level[level - 1];
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         while (load_counter(&counters[level]) < target) {
+#if defined(__CUDA_ARCH__)
+          // Back off: hundreds of waiting teams polling one L2 line slow the producers.
+          __nanosleep(200);
+#endif
         }
         Kokkos::memory_fence();
       });
@@ -254,7 +262,9 @@ constexpr int sweep_team_size() {
 template <class ExecutionSpace>
 constexpr std::int64_t items_per_ticket() {
 #if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 2048;
+  // One item per thread: a level's chunks spread over the whole GPU, and a chunk's
+  // latency (the level hand-off's critical path) is one dependent load chain.
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
 #endif
   return 16384;
 }
