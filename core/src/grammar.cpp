@@ -17,8 +17,7 @@ void Grammar::validate(const std::string& what) const {
   for (std::int64_t t = 0; t < num_terminals(); ++t) {
     if (terminal_values[t] < 0 || terminal_values[t] >= num_values)
       fail("terminal " + std::to_string(t) + " has value index " +
-           std::to_string(terminal_values[t]) + " outside [0, " + std::to_string(num_values) +
-           ")");
+           std::to_string(terminal_values[t]) + " outside [0, " + std::to_string(num_values) + ")");
     if (terminal_columns[t] < 0 || terminal_columns[t] >= num_cols)
       fail("terminal " + std::to_string(t) + " has column " + std::to_string(terminal_columns[t]) +
            " outside [0, " + std::to_string(num_cols) + ")");
@@ -36,7 +35,8 @@ void Grammar::validate(const std::string& what) const {
          std::to_string(num_rows + 1));
   if (row_offsets.front() != 0) fail("row_offsets[0] != 0");
   for (std::int64_t r = 0; r < num_rows; ++r)
-    if (row_offsets[r + 1] < row_offsets[r]) fail("row_offsets decrease at row " + std::to_string(r));
+    if (row_offsets[r + 1] < row_offsets[r])
+      fail("row_offsets decrease at row " + std::to_string(r));
   if (row_offsets.back() != static_cast<std::int64_t>(sequence.size()))
     fail("row_offsets[rows] != length of the sequence");
   for (std::size_t k = 0; k < sequence.size(); ++k)
