@@ -54,8 +54,7 @@ TlrHostFactors<T> compress_tiles(std::int64_t rows, std::int64_t cols, int tile_
 
 extern template TlrHostFactors<double> compress_tiles<double>(std::int64_t, std::int64_t, int,
                                                               const TileFill<double>&,
-                                                              const TlrCompressOptions&, int,
-                                                              int);
+                                                              const TlrCompressOptions&, int, int);
 extern template TlrHostFactors<float> compress_tiles<float>(std::int64_t, std::int64_t, int,
                                                             const TileFill<float>&,
                                                             const TlrCompressOptions&, int, int);
@@ -67,8 +66,7 @@ TlrMatrix<Scalar, MemorySpace> to_tlr_matrix(const TlrHostFactors<T>& f) {
 
 template <class Scalar>
 int rank_multiple_for(const TlrCompressOptions& options) {
-  return options.rank_multiple > 0 ? options.rank_multiple
-                                   : TlrScalarTraits<Scalar>::rank_multiple;
+  return options.rank_multiple > 0 ? options.rank_multiple : TlrScalarTraits<Scalar>::rank_multiple;
 }
 
 }  // namespace detail
@@ -105,10 +103,10 @@ TlrMatrix<Scalar, MemorySpace> compress(const DenseView& a, int tile_size,
                                         const TlrCompressOptions& options = {}) {
   static_assert(Kokkos::is_view<DenseView>::value && DenseView::rank == 2,
                 "compress: a must be a rank-2 View");
-  static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename DenseView::memory_space>::accessible,
-                "compress: the dense matrix must be host-accessible (compression runs on the "
-                "host)");
+  static_assert(
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename DenseView::memory_space>::accessible,
+      "compress: the dense matrix must be host-accessible (compression runs on the "
+      "host)");
   if (a.extent(0) > 1 && a.stride(0) != 1)
     throw InvalidArgument("compress: the dense matrix must be column-major (stride(0) == 1)");
   const std::int64_t lda =

@@ -56,7 +56,9 @@ class TlrLayout {
   std::int64_t outer_offset(int i, int j) const {
     return static_cast<std::int64_t>(leading_dim_) * (outer_start_[i] + outer_prefix(i, j));
   }
-  std::int64_t outer_size() const { return static_cast<std::int64_t>(leading_dim_) * outer_columns(); }
+  std::int64_t outer_size() const {
+    return static_cast<std::int64_t>(leading_dim_) * outer_columns();
+  }
 
   // Inner factors (V), packed by tile column.
   std::int64_t inner_panel_start(int j) const { return inner_start_[j]; }
@@ -67,7 +69,9 @@ class TlrLayout {
   std::int64_t inner_offset(int i, int j) const {
     return static_cast<std::int64_t>(leading_dim_) * (inner_start_[j] + inner_prefix(j, i));
   }
-  std::int64_t inner_size() const { return static_cast<std::int64_t>(leading_dim_) * inner_columns(); }
+  std::int64_t inner_size() const {
+    return static_cast<std::int64_t>(leading_dim_) * inner_columns();
+  }
 
   /// The raw arrays (for device copies): prefixes are (panels) x (tiles per panel + 1),
   /// row-major; starts have panels + 1 entries.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -18,10 +19,10 @@ namespace kcla {
 /// What kernels need of a TlrLayout, in a memory space (arrays as in TlrLayout).
 template <class MemorySpace>
 struct TlrDeviceLayout {
-  Kokkos::View<const int*, MemorySpace> ranks;         // logical, row-major tiles
-  Kokkos::View<const int*, MemorySpace> stored_ranks;  // row-major tiles
-  Kokkos::View<const int*, MemorySpace> outer_prefix;  // tile_rows x (tile_cols + 1)
-  Kokkos::View<const int*, MemorySpace> inner_prefix;  // tile_cols x (tile_rows + 1)
+  Kokkos::View<const int*, MemorySpace> ranks;                 // logical, row-major tiles
+  Kokkos::View<const int*, MemorySpace> stored_ranks;          // row-major tiles
+  Kokkos::View<const int*, MemorySpace> outer_prefix;          // tile_rows x (tile_cols + 1)
+  Kokkos::View<const int*, MemorySpace> inner_prefix;          // tile_cols x (tile_rows + 1)
   Kokkos::View<const std::int64_t*, MemorySpace> outer_start;  // tile_rows + 1
   Kokkos::View<const std::int64_t*, MemorySpace> inner_start;  // tile_cols + 1
   std::int64_t num_rows = 0, num_cols = 0;
@@ -32,10 +33,10 @@ namespace detail {
 
 template <class T, class MemorySpace>
 Kokkos::View<const T*, MemorySpace> to_space(const std::vector<T>& v, const char* label) {
-  Kokkos::View<T*, MemorySpace> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, label),
-                                  v.size());
+  Kokkos::View<T*, MemorySpace> d(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), v.size());
   Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> h(v.data(),
-                                                                                      v.size());
+                                                                                       v.size());
   Kokkos::deep_copy(d, h);
   return d;
 }
@@ -144,10 +145,8 @@ TlrMatrix<Scalar, MemorySpace> make_tlr_matrix(std::shared_ptr<const TlrLayout> 
       static_cast<std::int64_t>(inner.size()) != layout->inner_size())
     throw InvalidArgument("make_tlr_matrix: factor arrays do not match the layout's sizes");
   using view = typename TlrMatrix<Scalar, MemorySpace>::factor_view;
-  view u(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::outer_factors"),
-         outer.size());
-  view v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::inner_factors"),
-         inner.size());
+  view u(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::outer_factors"), outer.size());
+  view v(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::inner_factors"), inner.size());
   auto hu = Kokkos::create_mirror_view(u);
   auto hv = Kokkos::create_mirror_view(v);
   for (std::size_t e = 0; e < outer.size(); ++e)

@@ -47,8 +47,17 @@ namespace detail {
 
 /// The arrays a plan addresses. Factor arrays and the workspace are addressed by
 /// element offset; dense operands and C by (row, column) with their own leading dimension.
-enum class TlrBuffer : std::uint8_t { a_outer, a_inner, b_outer, b_inner, a_dense, b_dense, c,
-                                      workspace, count };
+enum class TlrBuffer : std::uint8_t {
+  a_outer,
+  a_inner,
+  b_outer,
+  b_inner,
+  a_dense,
+  b_dense,
+  c,
+  workspace,
+  count
+};
 
 /// One GEMM's operand addresses: element `off + col * ld(buffer)` of each buffer (col is
 /// zero for factor arrays and the workspace).

@@ -90,9 +90,7 @@ struct TlrScalarTraits<bhalf_t> {
   static constexpr ScalarKind kind = ScalarKind::bf16;
   static constexpr int rank_multiple = 8;
   KOKKOS_INLINE_FUNCTION static float widen(bhalf_t x) { return static_cast<float>(x); }
-  KOKKOS_INLINE_FUNCTION static bhalf_t narrow(double x) {
-    return bhalf_t(static_cast<float>(x));
-  }
+  KOKKOS_INLINE_FUNCTION static bhalf_t narrow(double x) { return bhalf_t(static_cast<float>(x)); }
 };
 
 // Kokkos' half_t is a real 16-bit type only where a backend provides one (CUDA); on host

@@ -2,8 +2,8 @@
 #include <kcla/error.hpp>
 #include <kcla/tlr_compress.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <lapacke.h>
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -40,12 +40,12 @@ TlrHostFactors<T> compress_tiles(std::int64_t rows, std::int64_t cols, int tile_
   if (options.relative_tolerance < 0 || options.absolute_tolerance < 0 || options.max_rank < 0)
     throw InvalidArgument("compress: tolerances and max_rank must be non-negative");
   // The layout validates the shape; build it with zero ranks first to get the grid.
-  const TlrLayout grid(rows, cols, tile_size,
-                       std::vector<int>(static_cast<std::size_t>(
-                                            ((rows + tile_size - 1) / tile_size) *
-                                            ((cols + tile_size - 1) / tile_size)),
-                                        0),
-                       rank_multiple, leading_dim_multiple);
+  const TlrLayout grid(
+      rows, cols, tile_size,
+      std::vector<int>(static_cast<std::size_t>(((rows + tile_size - 1) / tile_size) *
+                                                ((cols + tile_size - 1) / tile_size)),
+                       0),
+      rank_multiple, leading_dim_multiple);
   const int tr = grid.tile_rows(), tc = grid.tile_cols();
   const int num_tiles = tr * tc;
   std::vector<CompressedTile<T>> tiles(static_cast<std::size_t>(num_tiles));
@@ -80,9 +80,11 @@ TlrHostFactors<T> compress_tiles(std::int64_t rows, std::int64_t cols, int tile_
     for (int q = 0; q < r; ++q) {
       const T root = static_cast<T>(std::sqrt(static_cast<double>(s[q])));
       for (int row = 0; row < h; ++row)
-        out.u[row + static_cast<std::size_t>(q) * h] = u[row + static_cast<std::size_t>(q) * h] * root;
+        out.u[row + static_cast<std::size_t>(q) * h] =
+            u[row + static_cast<std::size_t>(q) * h] * root;
       for (int col = 0; col < w; ++col)
-        out.v[col + static_cast<std::size_t>(q) * w] = vt[q + static_cast<std::size_t>(col) * k] * root;
+        out.v[col + static_cast<std::size_t>(q) * w] =
+            vt[q + static_cast<std::size_t>(col) * k] * root;
     }
   };
   Kokkos::parallel_for("kcla::tlr::compress",

@@ -9,7 +9,9 @@ namespace kcla {
 
 namespace {
 
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+int round_up(int value, int multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace
 

@@ -19,7 +19,9 @@ namespace {
 
 constexpr std::int64_t kArenaAlignBytes = 256;
 
-std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
+std::int64_t round_up(std::int64_t v, std::int64_t m) {
+  return (v + m - 1) / m * m;
+}
 
 /// op(X) as the product sees it. For a TLR X, tile (i, k) of op(X) is
 /// outer(i, k) inner(i, k)^T; with op = T the families swap: outer factors of X^T are X's
@@ -29,7 +31,7 @@ struct OperandView {
   bool t = false;
   const TlrLayout* l = nullptr;
   TlrBuffer outer_buf{}, inner_buf{}, dense_buf{};
-  int b = 1;                 // tile size
+  int b = 1;                        // tile size
   std::int64_t rows = 0, cols = 0;  // of op(X)
   int tiles_r = 0, tiles_c = 0;
   std::int64_t ld = 0;  // factor leading dimension
@@ -42,18 +44,14 @@ struct OperandView {
   }
   int rank(int i, int k) const { return t ? l->stored_rank(k, i) : l->stored_rank(i, k); }
   // Outer panel i of op(X): tiles k = 0 .. tiles_c - 1.
-  int outer_prefix(int i, int k) const {
-    return t ? l->inner_prefix(i, k) : l->outer_prefix(i, k);
-  }
+  int outer_prefix(int i, int k) const { return t ? l->inner_prefix(i, k) : l->outer_prefix(i, k); }
   int outer_width(int i) const { return outer_prefix(i, tiles_c); }
   std::int64_t outer_panel(int i) const {
     return ld * (t ? l->inner_panel_start(i) : l->outer_panel_start(i));
   }
   std::int64_t outer_elem(int i, int k) const { return outer_panel(i) + ld * outer_prefix(i, k); }
   // Inner panel k of op(X): tiles i = 0 .. tiles_r - 1.
-  int inner_prefix(int k, int i) const {
-    return t ? l->outer_prefix(k, i) : l->inner_prefix(k, i);
-  }
+  int inner_prefix(int k, int i) const { return t ? l->outer_prefix(k, i) : l->inner_prefix(k, i); }
   int inner_width(int k) const { return inner_prefix(k, tiles_r); }
   std::int64_t inner_panel(int k) const {
     return ld * (t ? l->outer_panel_start(k) : l->inner_panel_start(k));
@@ -280,11 +278,17 @@ class Planner {
     void add(TlrBuffer a, TlrBuffer b, TlrBuffer c, bool ta, bool tb, std::int64_t m,
              std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
              const TlrGemmTask& task) {
-      const GroupKey key{static_cast<int>(a),   static_cast<int>(b),   static_cast<int>(c),
+      const GroupKey key{static_cast<int>(a),
+                         static_cast<int>(b),
+                         static_cast<int>(c),
                          ta,
                          tb,
-                         static_cast<int>(m),   static_cast<int>(n),   static_cast<int>(k),
-                         static_cast<int>(lda), static_cast<int>(ldb), static_cast<int>(ldc)};
+                         static_cast<int>(m),
+                         static_cast<int>(n),
+                         static_cast<int>(k),
+                         static_cast<int>(lda),
+                         static_cast<int>(ldb),
+                         static_cast<int>(ldc)};
       groups[key].push_back(task);
       flops += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
     }
@@ -360,8 +364,8 @@ TlrRectangle Planner::build(const Range& r, TlrAssociation order) const {
       t.a_off = a_.inner_panel(k) + a_.ld * a_.inner_prefix(k, r.i0);
       t.b_off = b_.outer_panel(k) + b_.ld * b_.outer_prefix(k, r.j0);
       t.c_off = w.s_off[k];
-      s1.add(a_.inner_buf, b_.outer_buf, ws, true, false, mk, nk, a_.col_width(k), a_.ld, b_.ld,
-             mk, t);
+      s1.add(a_.inner_buf, b_.outer_buf, ws, true, false, mk, nk, a_.col_width(k), a_.ld, b_.ld, mk,
+             t);
     }
   }
   // S_ikj: rows of tile i, columns of tile j inside S_k.
@@ -404,8 +408,8 @@ TlrRectangle Planner::build(const Range& r, TlrAssociation order) const {
           t.a_off = a_.inner_elem(i, k);
           b_.dense_at(static_cast<std::int64_t>(k) * bt, col0, t.b_off, t.b_col);
           t.c_off = t_base;
-          s2.add(a_.inner_buf, b_.dense_buf, ws, true, b_.t, ra, width, a_.col_width(k), a_.ld,
-                 -1, ldt, t);
+          s2.add(a_.inner_buf, b_.dense_buf, ws, true, b_.t, ra, width, a_.col_width(k), a_.ld, -1,
+                 ldt, t);
         }
       }
     // Stage 3: C[i, J] = alpha U_i T_i + beta C[i, J]: the sum over k is the reduction.
@@ -421,8 +425,7 @@ TlrRectangle Planner::build(const Range& r, TlrAssociation order) const {
       t.b_off = w.term_off + t_row[i - r.i0];
       t.c_off = crow;
       t.c_col = col0;
-      s3.add(a_.outer_buf, ws, cbuf, false, false, a_.row_height(i), width, rho, a_.ld, ldt, -1,
-             t);
+      s3.add(a_.outer_buf, ws, cbuf, false, false, a_.row_height(i), width, rho, a_.ld, ldt, -1, t);
     }
   } else {
     // Terminal matrices L_j (height x gamma_j) side by side, leading dimension term_ld;

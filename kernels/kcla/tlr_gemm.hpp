@@ -123,16 +123,15 @@ std::size_t workspace_bytes(Op op_a, const AOperand& a, Op op_b, const BOperand&
                             const TlrGemmOptions& options = {}) {
   detail::check_operand_types<AOperand, BOperand>();
   using scalar = typename detail::TlrOperandTraits<AOperand>::value_type;
-  return detail::tlr_workspace_bytes(op_a, detail::operand_shape(a), op_b,
-                                     detail::operand_shape(b), TlrScalarTraits<scalar>::kind, runs,
-                                     options);
+  return detail::tlr_workspace_bytes(op_a, detail::operand_shape(a), op_b, detail::operand_shape(b),
+                                     TlrScalarTraits<scalar>::kind, runs, options);
 }
 
 /// C <- alpha op(A) op(B) + beta C with a plan from analyze() (C is not read when
 /// beta == 0). Runs on `exec` (asynchronously on CUDA, like any Kokkos kernel).
 template <class ExecutionSpace, class AOperand, class BOperand, class CView>
-void gemm(const ExecutionSpace& exec, const TlrGemmPlan& plan, const AOperand& a,
-          const BOperand& b, double alpha, double beta, const CView& c) {
+void gemm(const ExecutionSpace& exec, const TlrGemmPlan& plan, const AOperand& a, const BOperand& b,
+          double alpha, double beta, const CView& c) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "first argument: execution space");
   detail::check_operand_types<AOperand, BOperand>();

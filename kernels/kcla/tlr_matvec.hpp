@@ -39,7 +39,7 @@ struct TlrOpFamilies {
   Kokkos::View<const std::int64_t*, MemorySpace> out_start, in_start;
   Kokkos::View<const int*, MemorySpace> out_prefix, in_prefix;
   int out_panels = 0, in_panels = 0;  // tiles of op(A) along rows / columns
-  std::int64_t in_len = 0;             // length of x
+  std::int64_t in_len = 0;            // length of x
 
   TlrOpFamilies(const TlrDeviceLayout<MemorySpace>& l, bool transposed) {
     out_start = transposed ? l.inner_start : l.outer_start;
@@ -68,14 +68,16 @@ struct TlrMatvecCouple {
     const std::int64_t local = c - f.out_start(p);
     const int k = locate(f.out_prefix, static_cast<std::int64_t>(p) * (f.in_panels + 1),
                          f.in_panels + 1, local);
-    const std::int64_t a = local - f.out_prefix(static_cast<std::int64_t>(p) * (f.in_panels + 1) + k);
+    const std::int64_t a =
+        local - f.out_prefix(static_cast<std::int64_t>(p) * (f.in_panels + 1) + k);
     const std::int64_t col =
         f.in_start(k) + f.in_prefix(static_cast<std::int64_t>(k) * (f.out_panels + 1) + p) + a;
     const std::int64_t x0 = static_cast<std::int64_t>(k) * tile_size;
     const std::int64_t h = (f.in_len - x0) < tile_size ? f.in_len - x0 : tile_size;
     compute sum = 0;
     for (std::int64_t r = 0; r < h; ++r)
-      sum += traits::widen(in_factors(col * ld + r)) * static_cast<compute>(traits::widen(x(x0 + r)));
+      sum +=
+          traits::widen(in_factors(col * ld + r)) * static_cast<compute>(traits::widen(x(x0 + r)));
     t(c) = sum;
   }
 };
@@ -108,8 +110,8 @@ struct TlrMatvecApply {
 /// y <- alpha op(A) x + beta y (x, y rank-1 Views in spaces `exec` can access; y is not
 /// read when beta == 0).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class XView, class YView>
-void matvec(const ExecutionSpace& exec, Op op, double alpha, const TlrMatrix<Scalar, MemorySpace>& a,
-            const XView& x, double beta, const YView& y) {
+void matvec(const ExecutionSpace& exec, Op op, double alpha,
+            const TlrMatrix<Scalar, MemorySpace>& a, const XView& x, double beta, const YView& y) {
   static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
                 "first argument: execution space");
   static_assert(Kokkos::is_view<XView>::value && XView::rank == 1 &&
@@ -118,12 +120,11 @@ void matvec(const ExecutionSpace& exec, Op op, double alpha, const TlrMatrix<Sca
   static_assert(std::is_same<typename XView::non_const_value_type, Scalar>::value &&
                     std::is_same<typename YView::non_const_value_type, Scalar>::value,
                 "x and y must hold the matrix's scalar type");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace,
-                                               typename XView::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace,
-                                               typename YView::memory_space>::accessible,
-                "A, x and y must be accessible from the execution space");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible &&
+          Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
+      "A, x and y must be accessible from the execution space");
   using compute = typename TlrScalarTraits<Scalar>::compute_type;
   const bool transposed = op == Op::T;
   const std::int64_t out_len = transposed ? a.num_cols() : a.num_rows();

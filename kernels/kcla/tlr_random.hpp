@@ -71,7 +71,8 @@ struct RandomDense {
   double amplitude;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
     const std::int64_t c = e / rows, r = e - c * rows;
-    v(r, c) = TlrScalarTraits<Scalar>::narrow(amplitude * uniform_pm1(seed, static_cast<std::uint64_t>(e)));
+    v(r, c) = TlrScalarTraits<Scalar>::narrow(amplitude *
+                                              uniform_pm1(seed, static_cast<std::uint64_t>(e)));
   }
 };
 
@@ -105,9 +106,8 @@ void fill_random_factors(const ExecutionSpace& exec, const TlrMatrix<Scalar, Mem
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space,
           class ExecutionSpace>
 TlrMatrix<Scalar, MemorySpace> random_tlr(const ExecutionSpace& exec, std::int64_t rows,
-                                          std::int64_t cols, int tile_size,
-                                          std::vector<int> ranks, std::uint64_t seed,
-                                          int rank_multiple = 0) {
+                                          std::int64_t cols, int tile_size, std::vector<int> ranks,
+                                          std::uint64_t seed, int rank_multiple = 0) {
   TlrMatrix<Scalar, MemorySpace> a(
       make_tlr_layout<Scalar>(rows, cols, tile_size, std::move(ranks), rank_multiple));
   fill_random_factors(exec, a, seed);
@@ -124,11 +124,10 @@ void fill_random(const ExecutionSpace& exec, const DenseView& v, std::uint64_t s
   const std::int64_t rows = static_cast<std::int64_t>(v.extent(0));
   const std::int64_t count = rows * static_cast<std::int64_t>(v.extent(1));
   if (count == 0) return;
-  Kokkos::parallel_for("kcla::tlr::random_dense",
-                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-                           exec, 0, count),
-                       detail::RandomDense<scalar, DenseView>{v, rows, detail::mix64(seed),
-                                                              amplitude});
+  Kokkos::parallel_for(
+      "kcla::tlr::random_dense",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count),
+      detail::RandomDense<scalar, DenseView>{v, rows, detail::mix64(seed), amplitude});
 }
 
 }  // namespace kcla

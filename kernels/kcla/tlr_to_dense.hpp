@@ -30,9 +30,11 @@ struct TlrToDense {
     const std::int64_t ld = l.leading_dim;
     const int r = l.stored_ranks(static_cast<std::int64_t>(i) * l.tile_cols + j);
     const std::int64_t uo =
-        ld * (l.outer_start(i) + l.outer_prefix(static_cast<std::int64_t>(i) * (l.tile_cols + 1) + j));
+        ld *
+        (l.outer_start(i) + l.outer_prefix(static_cast<std::int64_t>(i) * (l.tile_cols + 1) + j));
     const std::int64_t vo =
-        ld * (l.inner_start(j) + l.inner_prefix(static_cast<std::int64_t>(j) * (l.tile_rows + 1) + i));
+        ld *
+        (l.inner_start(j) + l.inner_prefix(static_cast<std::int64_t>(j) * (l.tile_rows + 1) + i));
     typename traits::compute_type sum = 0;
     for (int a = 0; a < r; ++a)
       sum += traits::widen(u(uo + a * ld + lr)) * traits::widen(v(vo + a * ld + lc));
@@ -52,20 +54,20 @@ void to_dense(const ExecutionSpace& exec, const TlrMatrix<Scalar, MemorySpace>& 
                 "out must be a rank-2 View");
   static_assert(std::is_same<typename DenseView::non_const_value_type, Scalar>::value,
                 "out must hold the matrix's scalar type");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecutionSpace,
-                                               typename DenseView::memory_space>::accessible,
-                "matrix and output must be accessible from the execution space");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible &&
+          Kokkos::SpaceAccessibility<ExecutionSpace, typename DenseView::memory_space>::accessible,
+      "matrix and output must be accessible from the execution space");
   if (static_cast<std::int64_t>(out.extent(0)) != a.num_rows() ||
       static_cast<std::int64_t>(out.extent(1)) != a.num_cols())
     throw InvalidArgument("to_dense: output must be num_rows x num_cols");
   const std::int64_t count = a.num_rows() * a.num_cols();
   if (count == 0) return;
-  Kokkos::parallel_for("kcla::tlr::to_dense",
-                       Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
-                           exec, 0, count),
-                       detail::TlrToDense<Scalar, MemorySpace, DenseView>{
-                           a.device_layout(), a.outer_factors(), a.inner_factors(), out});
+  Kokkos::parallel_for(
+      "kcla::tlr::to_dense",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count),
+      detail::TlrToDense<Scalar, MemorySpace, DenseView>{a.device_layout(), a.outer_factors(),
+                                                         a.inner_factors(), out});
 }
 
 /// A new LayoutLeft View in the matrix's memory space holding A.

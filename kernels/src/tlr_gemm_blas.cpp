@@ -4,8 +4,8 @@
 #include <kcla/detail/tlr_gemm_backend.hpp>
 #include <kcla/detail/tlr_host_driver.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <cblas.h>
+#include <Kokkos_Core.hpp>
 
 #include <vector>
 
@@ -21,8 +21,8 @@ void widen(ScalarKind kind, const void* p, std::int64_t ld, int rows, int cols,
       out[r + static_cast<std::size_t>(c) * rows] = static_cast<float>(load(kind, p, r + c * ld));
 }
 
-void blas_gemm(ScalarKind kind, bool ta, bool tb, int m, int n, int k, double alpha,
-               const void* a, int lda, const void* b, int ldb, double beta, void* c, int ldc) {
+void blas_gemm(ScalarKind kind, bool ta, bool tb, int m, int n, int k, double alpha, const void* a,
+               int lda, const void* b, int ldb, double beta, void* c, int ldc) {
   const auto opa = ta ? CblasTrans : CblasNoTrans;
   const auto opb = tb ? CblasTrans : CblasNoTrans;
   switch (kind) {
@@ -48,7 +48,8 @@ void blas_gemm(ScalarKind kind, bool ta, bool tb, int m, int n, int k, double al
                   ta ? k : m, fb.data(), tb ? n : k, static_cast<float>(beta), fc.data(), m);
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < m; ++i)
-          store(kind, c, i + static_cast<std::int64_t>(j) * ldc, fc[i + static_cast<std::size_t>(j) * m]);
+          store(kind, c, i + static_cast<std::int64_t>(j) * ldc,
+                fc[i + static_cast<std::size_t>(j) * m]);
       return;
     }
   }
@@ -56,8 +57,8 @@ void blas_gemm(ScalarKind kind, bool ta, bool tb, int m, int n, int k, double al
 
 }  // namespace
 
-void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha,
-                      double beta, bool parallel) {
+void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha, double beta,
+                      bool parallel) {
   const auto& d = plan.data();
   const std::size_t es = d.element_bytes;
   walk_host_plan(plan, buffers, beta, [&](const TlrStage& stage, const TlrBuffers& buf, bool last) {

@@ -26,8 +26,8 @@ namespace {
 
 void check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw BackendError(std::string("cuBLAS: ") + call + " failed: " +
-                       cublasGetStatusString(status));
+    throw BackendError(std::string("cuBLAS: ") + call +
+                       " failed: " + cublasGetStatusString(status));
 }
 
 void check(cudaError_t status, const char* call) {
@@ -46,8 +46,8 @@ CublasTypes types_for(ScalarKind kind, TlrMath math) {
     case ScalarKind::f64:
       return {CUDA_R_64F, CUBLAS_COMPUTE_64F, true};
     case ScalarKind::f32:
-      return {CUDA_R_32F,
-              math == TlrMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, false};
+      return {CUDA_R_32F, math == TlrMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+              false};
     case ScalarKind::f16:
       return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};
     default:
@@ -107,19 +107,19 @@ void device_fill(ScalarKind kind, void* p, int rows, int cols, long long ld, dou
   switch (kind) {
     case ScalarKind::f64:
       scale_kernel_f64<<<blocks, threads, 0, stream>>>(static_cast<double*>(p), rows, count, ld,
-                                                        beta);
+                                                       beta);
       break;
     case ScalarKind::f32:
       scale_kernel_f32<<<blocks, threads, 0, stream>>>(static_cast<float*>(p), rows, count, ld,
-                                                        static_cast<float>(beta));
+                                                       static_cast<float>(beta));
       break;
     case ScalarKind::f16:
       scale_kernel_f16<<<blocks, threads, 0, stream>>>(static_cast<__half*>(p), rows, count, ld,
-                                                        static_cast<float>(beta));
+                                                       static_cast<float>(beta));
       break;
     default:
-      scale_kernel_bf16<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(p), rows,
-                                                         count, ld, static_cast<float>(beta));
+      scale_kernel_bf16<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(p), rows, count,
+                                                        ld, static_cast<float>(beta));
       break;
   }
   check(cudaGetLastError(), "scale kernel launch");
@@ -210,8 +210,8 @@ class CublasRuntime : public TlrRuntime {
   cudaStream_t last_stream = nullptr;
 };
 
-GroupedCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es,
-                     void** host_ptrs, std::size_t offset) {
+GroupedCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es, void** host_ptrs,
+                     std::size_t offset) {
   GroupedCall call;
   call.ptr_offset = offset;
   call.count = static_cast<int>(stage.tasks.size());

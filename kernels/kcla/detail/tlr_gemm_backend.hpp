@@ -39,8 +39,8 @@ void tlr_execute_reference(const TlrGemmPlan& plan, const TlrBuffers& buffers, d
 
 /// Host BLAS (OpenBLAS): stages 1 and 3 as BLAS GEMMs, stage 2 as a loop over tasks
 /// (parallel over tasks when `parallel`); 16-bit types convert blocks to float.
-void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha,
-                      double beta, bool parallel);
+void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha, double beta,
+                      bool parallel);
 
 #if KCLA_HAVE_CUDA
 /// cuBLAS on `stream` (a cudaStream_t): stage 1 and 2 as cublasGemmGroupedBatchedEx, stage 3

@@ -98,8 +98,7 @@ inline void store(ScalarKind kind, void* p, std::int64_t i, double v) {
 }
 
 /// rows x cols block at p (leading dimension ld): zero (beta == 0) or scaled by beta.
-inline void host_fill(ScalarKind kind, void* p, int rows, int cols, std::int64_t ld,
-                      double beta) {
+inline void host_fill(ScalarKind kind, void* p, int rows, int cols, std::int64_t ld, double beta) {
   if (beta == 1) return;
   for (int c = 0; c < cols; ++c)
     for (int r = 0; r < rows; ++r) {
@@ -152,7 +151,8 @@ void walk_host_plan(const TlrGemmPlan& plan, const TlrBuffers& in, double beta,
       host_runtime(plan).arena(d.arena_bytes * static_cast<std::size_t>(d.num_arenas)));
   const std::size_t es = d.element_bytes;
   for (const auto& rect : d.rectangles) {
-    buffers.set(TlrBuffer::workspace, arenas + d.arena_bytes * static_cast<std::size_t>(rect.arena));
+    buffers.set(TlrBuffer::workspace,
+                arenas + d.arena_bytes * static_cast<std::size_t>(rect.arena));
     run_stage(rect.stage1, buffers, false);
     for (const auto& f : rect.stage2.fills)
       host_fill(d.scalar, buffers.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
