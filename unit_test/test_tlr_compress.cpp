@@ -34,7 +34,8 @@ kcla::PointSet clustered_points(std::mt19937_64& gen, std::int64_t n) {
 }
 
 HostMatrix kernel_matrix(const kcla::PointSet& x, const kcla::CovarianceKernel& k) {
-  HostMatrix a{x.size(), x.size(), std::vector<double>(static_cast<std::size_t>(x.size() * x.size()))};
+  HostMatrix a{x.size(), x.size(),
+               std::vector<double>(static_cast<std::size_t>(x.size() * x.size()))};
   for (std::int64_t c = 0; c < a.cols; ++c)
     for (std::int64_t r = 0; r < a.rows; ++r) a(r, c) = k(x, r, x, c);
   return a;

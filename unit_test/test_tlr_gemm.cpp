@@ -73,16 +73,17 @@ template <class Scalar>
 double product_error(std::mt19937_64& gen, Kind kind, Op op_a, Op op_b, const Case& c,
                      const kcla::TlrGemmOptions& options, int* rectangles = nullptr) {
   const bool a_tlr = kind != Kind::dense_tlr, b_tlr = kind != Kind::tlr_dense;
-  auto a = Operand<Scalar>::make(gen, a_tlr, op_a == Op::N ? c.m : c.k, op_a == Op::N ? c.k : c.m,
-                                 c.b);
-  auto b = Operand<Scalar>::make(gen, b_tlr, op_b == Op::N ? c.k : c.n, op_b == Op::N ? c.n : c.k,
-                                 c.b);
+  auto a =
+      Operand<Scalar>::make(gen, a_tlr, op_a == Op::N ? c.m : c.k, op_a == Op::N ? c.k : c.m, c.b);
+  auto b =
+      Operand<Scalar>::make(gen, b_tlr, op_b == Op::N ? c.k : c.n, op_b == Op::N ? c.n : c.k, c.b);
   auto cv = kcla::test::padded_view<Scalar, memory_space>(c.m, c.n);
   kcla::fill_random(exec_space(), cv, gen());
   exec_space().fence();
   const HostMatrix c0 = kcla::test::to_host(cv);
   const double alpha = 0.75, beta = -0.5;
-  const HostMatrix expected = kcla::test::reference_gemm(op_a, a.host, op_b, b.host, alpha, beta, c0);
+  const HostMatrix expected =
+      kcla::test::reference_gemm(op_a, a.host, op_b, b.host, alpha, beta, c0);
   dispatch(kind, a, b, [&](const auto& x, const auto& y) {
     const auto plan = kcla::analyze(op_a, x, op_b, y, options);
     if (rectangles) *rectangles = plan.num_rectangles();
@@ -108,17 +109,26 @@ void check_all_products(kcla::TlrMath math = kcla::TlrMath::standard) {
       }
 }
 
-TEST(TlrGemm, AllOpsAndOperandKindsFp64) { check_all_products<double>(); }
-TEST(TlrGemm, AllOpsAndOperandKindsFp32) { check_all_products<float>(); }
-TEST(TlrGemm, AllOpsAndOperandKindsTf32) { check_all_products<float>(kcla::TlrMath::tf32); }
+TEST(TlrGemm, AllOpsAndOperandKindsFp64) {
+  check_all_products<double>();
+}
+TEST(TlrGemm, AllOpsAndOperandKindsFp32) {
+  check_all_products<float>();
+}
+TEST(TlrGemm, AllOpsAndOperandKindsTf32) {
+  check_all_products<float>(kcla::TlrMath::tf32);
+}
 TEST(TlrGemm, AllOpsAndOperandKindsFp16) {
   check_all_products<Kokkos::Experimental::half_t>();
 }
-TEST(TlrGemm, AllOpsAndOperandKindsBf16) { check_all_products<kcla::bhalf_t>(); }
+TEST(TlrGemm, AllOpsAndOperandKindsBf16) {
+  check_all_products<kcla::bhalf_t>();
+}
 
 TEST(TlrGemm, OddTileSizeAndTinyShapes) {
   auto gen = kcla::test::rng();
-  for (const Case& c : {Case{23, 19, 31, 7}, Case{1, 1, 1, 4}, Case{5, 9, 3, 8}, Case{16, 16, 16, 16}})
+  for (const Case& c :
+       {Case{23, 19, 31, 7}, Case{1, 1, 1, 4}, Case{5, 9, 3, 8}, Case{16, 16, 16, 16}})
     for (Kind kind : {Kind::tlr_tlr, Kind::tlr_dense, Kind::dense_tlr})
       for (Op op_a : {Op::N, Op::T})
         for (Op op_b : {Op::N, Op::T})
@@ -129,8 +139,8 @@ TEST(TlrGemm, OddTileSizeAndTinyShapes) {
 TEST(TlrGemm, BothAssociationOrdersAgree) {
   auto gen = kcla::test::rng();
   const Case c{60, 52, 44, 8};
-  for (auto order : {kcla::TlrAssociation::right, kcla::TlrAssociation::left,
-                     kcla::TlrAssociation::automatic})
+  for (auto order :
+       {kcla::TlrAssociation::right, kcla::TlrAssociation::left, kcla::TlrAssociation::automatic})
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T}) {
         kcla::TlrGemmOptions o;
@@ -191,7 +201,8 @@ TEST(TlrGemm, PlanReusedOnNewFactorValues) {
   auto gen = kcla::test::rng();
   const std::int64_t m = 50, n = 40, k = 36;
   const int b = 8;
-  const auto ra = kcla::test::random_ranks(gen, m, k, b), rb = kcla::test::random_ranks(gen, n, k, b);
+  const auto ra = kcla::test::random_ranks(gen, m, k, b),
+             rb = kcla::test::random_ranks(gen, n, k, b);
   auto a = kcla::random_tlr<float, memory_space>(exec_space(), m, k, b, ra, gen());
   auto bm = kcla::random_tlr<float, memory_space>(exec_space(), n, k, b, rb, gen());
   const auto plan = kcla::analyze(Op::N, a, Op::T, bm);
@@ -208,9 +219,8 @@ TEST(TlrGemm, PlanReusedOnNewFactorValues) {
     }
     kcla::gemm(exec_space(), plan, a, bm, 1.0, 0.0, c);
     exec_space().fence();
-    const HostMatrix expected =
-        kcla::test::reference_gemm(Op::N, kcla::test::decompress(a), Op::T,
-                                   kcla::test::decompress(bm), 1.0, 0.0, zero);
+    const HostMatrix expected = kcla::test::reference_gemm(
+        Op::N, kcla::test::decompress(a), Op::T, kcla::test::decompress(bm), 1.0, 0.0, zero);
     EXPECT_LE(kcla::test::relative_error(kcla::test::to_host(c), expected), 1e-5)
         << "round " << round;
   }
@@ -224,7 +234,8 @@ void check_against_reference_backend(double tol) {
   using host = Kokkos::HostSpace;
   const std::int64_t m = 41, n = 35, k = 48;
   const int b = 8;
-  const auto ra = kcla::test::random_ranks(gen, k, m, b), rb = kcla::test::random_ranks(gen, k, n, b);
+  const auto ra = kcla::test::random_ranks(gen, k, m, b),
+             rb = kcla::test::random_ranks(gen, k, n, b);
   const auto sa = gen(), sb = gen(), sc = gen();
   auto a = kcla::random_tlr<Scalar, memory_space>(exec_space(), k, m, b, ra, sa);
   auto bm = kcla::random_tlr<Scalar, memory_space>(exec_space(), k, n, b, rb, sb);
@@ -274,8 +285,10 @@ TEST(TlrGemm, BetaZeroDoesNotReadC) {
   Kokkos::deep_copy(c, std::numeric_limits<double>::quiet_NaN());
   kcla::gemm(exec_space(), Op::N, a.tlr, Op::N, b.tlr, 1.0, 0.0, c);
   exec_space().fence();
-  const HostMatrix zero{cs.m, cs.n, std::vector<double>(static_cast<std::size_t>(cs.m * cs.n), 0.0)};
-  const HostMatrix expected = kcla::test::reference_gemm(Op::N, a.host, Op::N, b.host, 1.0, 0.0, zero);
+  const HostMatrix zero{cs.m, cs.n,
+                        std::vector<double>(static_cast<std::size_t>(cs.m * cs.n), 0.0)};
+  const HostMatrix expected =
+      kcla::test::reference_gemm(Op::N, a.host, Op::N, b.host, 1.0, 0.0, zero);
   EXPECT_LE(kcla::test::relative_error(kcla::test::to_host(c), expected), 1e-12);
 }
 
@@ -304,13 +317,14 @@ TEST(TlrGemm, PlanCountsFlopsAndChoosesOrderFromRanks) {
 }
 
 TEST(TlrGemm, RejectsBadArguments) {
-  auto a = kcla::random_tlr<double, memory_space>(exec_space(), 20, 12, 4,
-                                                  std::vector<int>(15, 1), 1);
-  auto b = kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 4, std::vector<int>(6, 1), 2);
-  auto b_other_tile = kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 3,
-                                                             std::vector<int>(12, 1), 2);
-  auto b_other_ranks = kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 4,
-                                                              std::vector<int>(6, 2), 2);
+  auto a =
+      kcla::random_tlr<double, memory_space>(exec_space(), 20, 12, 4, std::vector<int>(15, 1), 1);
+  auto b =
+      kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 4, std::vector<int>(6, 1), 2);
+  auto b_other_tile =
+      kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 3, std::vector<int>(12, 1), 2);
+  auto b_other_ranks =
+      kcla::random_tlr<double, memory_space>(exec_space(), 12, 8, 4, std::vector<int>(6, 2), 2);
   Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> c("c", 20, 8), c_bad("c", 20, 9);
   using kcla::InvalidArgument;
   EXPECT_THROW(kcla::gemm(exec_space(), Op::T, a, Op::N, b, 1.0, 0.0, c), InvalidArgument);

@@ -91,8 +91,8 @@ TEST(TlrRandom, SameValuesOnHostAndDevice) {
   const auto ranks = kcla::test::random_ranks(gen, 40, 33, 8);
   const auto seed = gen();
   auto d = kcla::random_tlr<float, memory_space>(exec_space(), 40, 33, 8, ranks, seed);
-  auto h = kcla::random_tlr<float, Kokkos::HostSpace>(kcla::test::host_exec(), 40, 33, 8, ranks,
-                                                     seed);
+  auto h =
+      kcla::random_tlr<float, Kokkos::HostSpace>(kcla::test::host_exec(), 40, 33, 8, ranks, seed);
   const HostMatrix dd = kcla::test::decompress(d), hh = kcla::test::decompress(h);
   EXPECT_EQ(kcla::test::relative_error(dd, hh), 0.0);
 }
@@ -134,7 +134,8 @@ void check_matvec(double tolerance) {
     auto y = Kokkos::subview(y2, Kokkos::ALL(), 0);
     const HostMatrix xh = kcla::test::to_host(x2), y0 = kcla::test::to_host(y2);
     const double alpha = 1.5, beta = -0.25;
-    const HostMatrix expected = kcla::test::reference_gemm(op, ad, kcla::Op::N, xh, alpha, beta, y0);
+    const HostMatrix expected =
+        kcla::test::reference_gemm(op, ad, kcla::Op::N, xh, alpha, beta, y0);
     kcla::matvec(exec_space(), op, alpha, a, x, beta, y);
     exec_space().fence();
     EXPECT_LE(kcla::test::relative_error(kcla::test::to_host(y2), expected), tolerance)
@@ -149,8 +150,8 @@ TEST(TlrMatvec, MatchesDense) {
 }
 
 TEST(TlrMatvec, RejectsWrongLengths) {
-  auto a = kcla::random_tlr<double, memory_space>(exec_space(), 20, 10, 8,
-                                                  std::vector<int>(6, 2), 1);
+  auto a =
+      kcla::random_tlr<double, memory_space>(exec_space(), 20, 10, 8, std::vector<int>(6, 2), 1);
   Kokkos::View<double*, memory_space> x("x", 20), y("y", 20);
   EXPECT_THROW(kcla::matvec(exec_space(), kcla::Op::N, 1.0, a, x, 0.0, y), kcla::InvalidArgument);
 }

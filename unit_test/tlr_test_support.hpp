@@ -55,14 +55,12 @@ inline std::vector<int> random_ranks(std::mt19937_64& gen, std::int64_t rows, st
 template <class View>
 HostMatrix to_host(const View& v) {
   using scalar = typename View::non_const_value_type;
-  Kokkos::View<scalar**, Kokkos::LayoutLeft, Kokkos::HostSpace> h("host", v.extent(0),
-                                                                   v.extent(1));
+  Kokkos::View<scalar**, Kokkos::LayoutLeft, Kokkos::HostSpace> h("host", v.extent(0), v.extent(1));
   Kokkos::View<scalar**, Kokkos::LayoutLeft, typename View::memory_space> tmp("tmp", v.extent(0),
                                                                               v.extent(1));
   Kokkos::deep_copy(tmp, v);
   Kokkos::deep_copy(h, tmp);
-  HostMatrix m{static_cast<std::int64_t>(v.extent(0)), static_cast<std::int64_t>(v.extent(1)),
-               {}};
+  HostMatrix m{static_cast<std::int64_t>(v.extent(0)), static_cast<std::int64_t>(v.extent(1)), {}};
   m.v.resize(static_cast<std::size_t>(m.rows * m.cols));
   for (std::int64_t c = 0; c < m.cols; ++c)
     for (std::int64_t r = 0; r < m.rows; ++r)
@@ -124,7 +122,7 @@ inline double relative_error(const HostMatrix& a, const HostMatrix& b) {
 /// 16-bit products need of dense operands): a subview of a padded allocation.
 template <class Scalar, class MemorySpace>
 Kokkos::View<Scalar**, Kokkos::LayoutStride, MemorySpace> padded_view(std::int64_t rows,
-                                                                       std::int64_t cols) {
+                                                                      std::int64_t cols) {
   const std::int64_t ld = std::max<std::int64_t>(8, (rows + 7) / 8 * 8);
   Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace> full("padded", ld, cols);
   return Kokkos::subview(full, std::pair<std::int64_t, std::int64_t>(0, rows), Kokkos::ALL());
