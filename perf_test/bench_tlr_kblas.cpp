@@ -24,9 +24,10 @@ void report() {
     log_sum += std::log(s);
     worst = std::min(worst, s);
   }
-  std::printf("tlr_kblas summary: %zu cases, geometric-mean speed-up over the KBLAS loop %.3fx, "
-              "smallest %.3fx\n",
-              speedups().size(), std::exp(log_sum / speedups().size()), worst);
+  std::printf(
+      "tlr_kblas summary: %zu cases, geometric-mean speed-up over the KBLAS loop %.3fx, "
+      "smallest %.3fx\n",
+      speedups().size(), std::exp(log_sum / speedups().size()), worst);
 }
 
 void BM_TlrKblas(benchmark::State& state) {
@@ -41,7 +42,8 @@ void BM_TlrKblas(benchmark::State& state) {
   const int tiles = 16, b = static_cast<int>(n / tiles), r = std::max(1, b / s);
   exec_space exec;
   auto a = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 1);
-  auto bm = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
+  auto bm =
+      kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
   dense_matrix<Scalar> c("C", n, n);
   kcla::fill_random(exec, c, 3);
 

@@ -34,13 +34,15 @@ void BM_TlrParity(benchmark::State& state) {
   const int tiles = 16, b = static_cast<int>(n / tiles), r = b / 16;
   exec_space exec;
   auto a = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 1);
-  auto bm = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
+  auto bm =
+      kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
   dense_matrix<Scalar> c("C", n, n);
   kcla::fill_random(exec, c, 3);
 
   kcla::TlrGemmOptions o;
   o.pipelined = true;
-  o.workspace_bytes = runs <= 1 ? 0 : kcla::workspace_bytes(kcla::Op::N, a, kcla::Op::N, bm, runs, o);
+  o.workspace_bytes =
+      runs <= 1 ? 0 : kcla::workspace_bytes(kcla::Op::N, a, kcla::Op::N, bm, runs, o);
   const auto plan = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, o);
   kcla::TlrGemmOptions serial = o;
   serial.pipelined = false;
@@ -74,7 +76,8 @@ void BM_TlrParity(benchmark::State& state) {
   state.counters["dense_TFLOPs"] = dense_flops / (dense_ms * 1e9);
   state.counters["rectangles"] = plan.num_rectangles();
   state.counters["workspace_MB"] = plan.workspace_bytes() / 1e6;
-  state.SetLabel("fp32 r=b/16 b=N/16 " + std::string(plan.num_arenas() == 2 ? "pipelined" : "1 arena"));
+  state.SetLabel("fp32 r=b/16 b=N/16 " +
+                 std::string(plan.num_arenas() == 2 ? "pipelined" : "1 arena"));
 }
 
 #if KCLA_HAVE_CUDA

@@ -20,8 +20,8 @@ namespace {
 
 void check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw BackendError(std::string("cuBLAS: ") + call + " failed: " +
-                       cublasGetStatusString(status));
+    throw BackendError(std::string("cuBLAS: ") + call +
+                       " failed: " + cublasGetStatusString(status));
 }
 
 // One handle for the whole benchmark process (deliberately never destroyed: it would
@@ -58,13 +58,13 @@ Types types(const GemmShape& s) {
 }  // namespace
 #endif
 
-void vendor_gemm(void* stream, const GemmShape& s, double alpha, const void* a, const void* b,
+void vendor_gemm(const Where& where, const GemmShape& s, double alpha, const void* a, const void* b,
                  double beta, void* c) {
-  if (stream == nullptr) return host_gemm(s, alpha, a, b, beta, c);
+  if (!where.device) return host_gemm(s, alpha, a, b, beta, c);
 #if KCLA_HAVE_CUDA
   const Types t = types(s);
   const float af = static_cast<float>(alpha), bf = static_cast<float>(beta);
-  check(cublasSetStream(handle(), static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  check(cublasSetStream(handle(), static_cast<cudaStream_t>(where.stream)), "cublasSetStream");
   check(cublasGemmEx(handle(), s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                      s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, s.m, s.n, s.k,
                      t.double_scale ? static_cast<const void*>(&alpha) : &af, a, t.data, s.lda, b,
@@ -76,22 +76,21 @@ void vendor_gemm(void* stream, const GemmShape& s, double alpha, const void* a, 
 #endif
 }
 
-void vendor_batched_gemm(void* stream, const GemmShape& s, double alpha, const void* const* a,
+void vendor_batched_gemm(const Where& where, const GemmShape& s, double alpha, const void* const* a,
                          const void* const* b, double beta, void* const* c, int batch) {
-  if (stream == nullptr) {
+  if (!where.device) {
     for (int i = 0; i < batch; ++i) host_gemm(s, alpha, a[i], b[i], beta, c[i]);
     return;
   }
 #if KCLA_HAVE_CUDA
   const Types t = types(s);
   const float af = static_cast<float>(alpha), bf = static_cast<float>(beta);
-  check(cublasSetStream(handle(), static_cast<cudaStream_t>(stream)), "cublasSetStream");
-  check(cublasGemmBatchedEx(handle(), s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                            s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, s.m, s.n, s.k,
-                            t.double_scale ? static_cast<const void*>(&alpha) : &af, a, t.data,
-                            s.lda, b, t.data, s.ldb,
-                            t.double_scale ? static_cast<const void*>(&beta) : &bf, c, t.data,
-                            s.ldc, batch, t.compute, CUBLAS_GEMM_DEFAULT),
+  check(cublasSetStream(handle(), static_cast<cudaStream_t>(where.stream)), "cublasSetStream");
+  check(cublasGemmBatchedEx(
+            handle(), s.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+            s.m, s.n, s.k, t.double_scale ? static_cast<const void*>(&alpha) : &af, a, t.data,
+            s.lda, b, t.data, s.ldb, t.double_scale ? static_cast<const void*>(&beta) : &bf, c,
+            t.data, s.ldc, batch, t.compute, CUBLAS_GEMM_DEFAULT),
         "cublasGemmBatchedEx");
 #else
   throw InvalidArgument("benchmark baselines: not a CUDA build");

@@ -33,12 +33,12 @@ using dense_matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory_space>;
 std::vector<std::function<void()>>& end_of_run_reports();
 
 template <class Exec>
-void* stream_of(const Exec& exec) {
+Where where_of(const Exec& exec) {
 #if KCLA_HAVE_CUDA
-  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) return exec.cuda_stream();
+  if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) return Where{true, exec.cuda_stream()};
 #endif
   (void)exec;
-  return nullptr;
+  return Where{};
 }
 
 /// Median wall time (ms) of `reps` fenced runs of f().
@@ -69,7 +69,7 @@ void dense_gemm(const Exec& exec, const dense_matrix<Scalar>& a, const dense_mat
   s.lda = static_cast<int>(std::max<std::size_t>(1, a.stride(1)));
   s.ldb = static_cast<int>(std::max<std::size_t>(1, b.stride(1)));
   s.ldc = static_cast<int>(std::max<std::size_t>(1, c.stride(1)));
-  vendor_gemm(stream_of(exec), s, 1.0, a.data(), b.data(), 0.0, c.data());
+  vendor_gemm(where_of(exec), s, 1.0, a.data(), b.data(), 0.0, c.data());
 }
 
 /// Copies a TLR family into per-tile blocks of `rmax` columns (tile-major, leading
@@ -93,8 +93,9 @@ struct PadFamily {
     const int r = stored(tile);
     Scalar v = TlrScalarTraits<Scalar>::narrow(0.0);
     if (col < r) {
-      const std::int64_t c0 = outer ? start(i) + prefix(static_cast<std::int64_t>(i) * (tile_cols + 1) + j)
-                                    : start(j) + prefix(static_cast<std::int64_t>(j) * (tile_rows + 1) + i);
+      const std::int64_t c0 =
+          outer ? start(i) + prefix(static_cast<std::int64_t>(i) * (tile_cols + 1) + j)
+                : start(j) + prefix(static_cast<std::int64_t>(j) * (tile_rows + 1) + i);
       v = in((c0 + col) * in_ld + row);
     }
     out(e) = v;
@@ -158,7 +159,7 @@ class KblasLoop {
 
   template <class Exec>
   void run(const Exec& exec, double alpha, double beta) const {
-    void* stream = stream_of(exec);
+    const Where stream = where_of(exec);
     const std::int64_t pairs = static_cast<std::int64_t>(p_) * r_;
     const int batch = static_cast<int>(pairs);
     auto arr = [&](int k, int which) {
@@ -181,8 +182,8 @@ class KblasLoop {
     for (int k = 0; k < q_; ++k) {
       vendor_batched_gemm(stream, s1, 1.0, carr(k, 0), carr(k, 1), 0.0, arr(k, 2), batch);
       vendor_batched_gemm(stream, s2, 1.0, carr(k, 3), carr(k, 4), 0.0, arr(k, 5), batch);
-      vendor_batched_gemm(stream, s3, alpha, carr(k, 6), carr(k, 7), k == 0 ? beta : 1.0,
-                          arr(k, 8), batch);
+      vendor_batched_gemm(stream, s3, alpha, carr(k, 6), carr(k, 7), k == 0 ? beta : 1.0, arr(k, 8),
+                          batch);
     }
   }
 
@@ -237,11 +238,10 @@ template <class Scalar>
 double relative_difference(const dense_matrix<Scalar>& x, const dense_matrix<Scalar>& y) {
   const std::int64_t rows = static_cast<std::int64_t>(x.extent(0));
   double num = 0, den = 0;
-  Kokkos::parallel_reduce(
-      "kcla::bench::diff",
-      Kokkos::RangePolicy<exec_space, Kokkos::IndexType<std::int64_t>>(
-          0, rows * static_cast<std::int64_t>(x.extent(1))),
-      DiffNorms<Scalar>{x, y, rows}, num, den);
+  Kokkos::parallel_reduce("kcla::bench::diff",
+                          Kokkos::RangePolicy<exec_space, Kokkos::IndexType<std::int64_t>>(
+                              0, rows * static_cast<std::int64_t>(x.extent(1))),
+                          DiffNorms<Scalar>{x, y, rows}, num, den);
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 

@@ -1,6 +1,6 @@
 // Baselines' vendor calls for the TLR benchmarks: one dense GEMM and one batched GEMM
-// (pointer arrays), on cuBLAS (stream != nullptr, CUDA builds) or host BLAS (stream ==
-// nullptr). No vendor header leaks from here.
+// (pointer arrays), on cuBLAS (CUDA builds, data on the device) or host BLAS. No vendor
+// header leaks from here.
 #pragma once
 
 #include <kcla/config.hpp>
@@ -8,6 +8,13 @@
 #include <kcla/tlr_scalar.hpp>
 
 namespace kcla::bench {
+
+/// Where a baseline runs: on the device, on `stream` (a cudaStream_t; nullptr is the
+/// legacy default stream, which Kokkos 3.4's default Cuda instance uses), or on the host.
+struct Where {
+  bool device = false;
+  void* stream = nullptr;
+};
 
 struct GemmShape {
   ScalarKind kind = ScalarKind::f32;
@@ -18,12 +25,12 @@ struct GemmShape {
 };
 
 /// C = alpha op(A) op(B) + beta C (column-major).
-void vendor_gemm(void* stream, const GemmShape& s, double alpha, const void* a, const void* b,
+void vendor_gemm(const Where& where, const GemmShape& s, double alpha, const void* a, const void* b,
                  double beta, void* c);
 
 /// `batch` GEMMs of one shape; the pointer arrays live where the data lives (device
 /// memory on CUDA, host memory on the host).
-void vendor_batched_gemm(void* stream, const GemmShape& s, double alpha, const void* const* a,
+void vendor_batched_gemm(const Where& where, const GemmShape& s, double alpha, const void* const* a,
                          const void* const* b, double beta, void* const* c, int batch);
 
 }  // namespace kcla::bench
