@@ -17,11 +17,16 @@ double dense_ms_cached(std::int64_t n) {
   auto it = cache.find(n);
   if (it != cache.end()) return it->second;
   exec_space exec;
-  dense_matrix<Scalar> a("dense A", n, n), b("dense B", n, n), c("dense C", n, n);
+  auto a = uninitialized<Scalar>("dense A", n, n), b = uninitialized<Scalar>("dense B", n, n),
+       c = uninitialized<Scalar>("dense C", n, n);
   kcla::fill_random(exec, a, 11);
   kcla::fill_random(exec, b, 12);
+  exec.fence();
+  trace("dense operands generated");
   dense_gemm(exec, a, b, c);  // warm-up
-  const double ms = median_ms(exec, 3, [&] { dense_gemm(exec, a, b, c); });
+  exec.fence();
+  trace("first dense product");
+  const double ms = median_ms(exec, 2, [&] { dense_gemm(exec, a, b, c); });
   cache[n] = ms;
   return ms;
 }
@@ -32,12 +37,16 @@ void BM_TlrFp16(benchmark::State& state) {
   const int tiles = 8, b = static_cast<int>(n / tiles);
   const int multiple = kcla::TlrScalarTraits<Scalar>::rank_multiple;
   exec_space exec;
+  const std::string tag = "fp16 N=" + std::to_string(n) + " mode " + std::to_string(mode) + ": ";
+  trace(tag + "begin");
   auto a = kcla::random_tlr<Scalar, memory_space>(
       exec, n, n, b, skewed_ranks(tiles, tiles, b / 32, b / 16, multiple, 101), 1);
   auto bm = kcla::random_tlr<Scalar, memory_space>(
       exec, n, n, b, skewed_ranks(tiles, tiles, b / 32, b / 16, multiple, 202), 2);
-  dense_matrix<Scalar> c("C", n, n);
+  auto c = uninitialized<Scalar>("C", n, n);
   kcla::fill_random(exec, c, 3);
+  exec.fence();
+  trace(tag + "operands generated");
 
   const double dense_inputs = 2.0 * n * n * sizeof(Scalar);
   const double compressed = static_cast<double>(a.bytes() + bm.bytes());
@@ -52,11 +61,15 @@ void BM_TlrFp16(benchmark::State& state) {
   serial.pipelined = false;
   if (plan.num_arenas() == 2) serial.workspace_bytes = o.workspace_bytes / 2;
   const auto plan_serial = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, serial);
+  trace(tag + "planned: " + std::to_string(plan.num_rectangles()) + " rectangles");
 
   auto product = [&](const kcla::TlrGemmPlan& p) { kcla::gemm(exec, p, a, bm, 1.0, 0.0, c); };
   product(plan);  // warm-up
+  exec.fence();
+  trace(tag + "first product");
   product(plan_serial);
   exec.fence();
+  trace(tag + "first serial product");
   std::vector<double> times;
   for (auto _ : state) {
     const double ms = median_ms(exec, 1, [&] { product(plan); });
@@ -65,8 +78,10 @@ void BM_TlrFp16(benchmark::State& state) {
   }
   std::sort(times.begin(), times.end());
   const double tlr_ms = times[times.size() / 2];
+  trace(tag + "timed products");
   const double serial_ms = median_ms(exec, 3, [&] { product(plan_serial); });
   const double dense_ms = dense_ms_cached(n);
+  trace(tag + "dense baseline");
   const double memory = compressed + static_cast<double>(plan.workspace_bytes());
   state.counters["tlr_ms"] = tlr_ms;
   state.counters["dense_ms"] = dense_ms;

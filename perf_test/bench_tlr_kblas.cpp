@@ -41,10 +41,12 @@ void BM_TlrKblas(benchmark::State& state) {
   const int s = static_cast<int>(state.range(1));
   const int tiles = 16, b = static_cast<int>(n / tiles), r = std::max(1, b / s);
   exec_space exec;
+  const std::string tag = "kblas N=" + std::to_string(n) + " s=" + std::to_string(s) + ": ";
+  trace(tag + "begin");
   auto a = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 1);
   auto bm =
       kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
-  dense_matrix<Scalar> c("C", n, n);
+  auto c = uninitialized<Scalar>("C", n, n);
   kcla::fill_random(exec, c, 3);
 
   // Workspace: one rectangle when it fits in 12 GB, else the split that does.
@@ -54,8 +56,10 @@ void BM_TlrKblas(benchmark::State& state) {
   o.workspace_bytes = std::min(whole, cap);
   const auto plan = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, o);
   auto product = [&] { kcla::gemm(exec, plan, a, bm, 1.0, 0.0, c); };
+  trace(tag + "planned");
   product();  // warm-up
   exec.fence();
+  trace(tag + "first product");
   std::vector<double> times;
   for (auto _ : state) {
     const double ms = median_ms(exec, 1, product);
@@ -67,11 +71,16 @@ void BM_TlrKblas(benchmark::State& state) {
 
   double kblas_ms = 0, diff = 0, kblas_flops = 0, kblas_gb = 0;
   {
-    dense_matrix<Scalar> ck("C kblas", n, n);
+    auto ck = uninitialized<Scalar>("C kblas", n, n);
     KblasLoop<Scalar> kblas(a, bm, ck);
+    trace(tag + "KBLAS set up");
     kblas.run(exec, 1.0, 0.0);  // warm-up
+    exec.fence();
+    trace(tag + "first KBLAS product");
     kblas_ms = median_ms(exec, n >= 65536 ? 1 : 3, [&] { kblas.run(exec, 1.0, 0.0); });
+    trace(tag + "KBLAS timed");
     diff = relative_difference(ck, c);
+    trace(tag + "compared");
     kblas_flops = kblas.flops();
     kblas_gb = kblas.bytes() / 1e9;
   }

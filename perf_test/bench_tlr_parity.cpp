@@ -18,7 +18,8 @@ double dense_ms_cached(std::int64_t n) {
   auto it = cache.find(n);
   if (it != cache.end()) return it->second;
   exec_space exec;
-  dense_matrix<Scalar> a("dense A", n, n), b("dense B", n, n), c("dense C", n, n);
+  auto a = uninitialized<Scalar>("dense A", n, n), b = uninitialized<Scalar>("dense B", n, n),
+       c = uninitialized<Scalar>("dense C", n, n);
   kcla::fill_random(exec, a, 11);
   kcla::fill_random(exec, b, 12);
   dense_gemm(exec, a, b, c);  // warm-up
@@ -36,7 +37,7 @@ void BM_TlrParity(benchmark::State& state) {
   auto a = kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 1);
   auto bm =
       kcla::random_tlr<Scalar, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
-  dense_matrix<Scalar> c("C", n, n);
+  auto c = uninitialized<Scalar>("C", n, n);
   kcla::fill_random(exec, c, 3);
 
   kcla::TlrGemmOptions o;

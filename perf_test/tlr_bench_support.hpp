@@ -32,6 +32,16 @@ using dense_matrix = Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory_space>;
 /// Lines printed after all benchmarks ran (summaries such as geometric means).
 std::vector<std::function<void()>>& end_of_run_reports();
 
+/// Seconds since the program started, with a phase name, on stderr (set-up costs of the
+/// large cases: allocation, generation, planning, first products).
+void trace(const std::string& phase);
+
+/// An n x n column-major matrix, not initialised (it is filled right after).
+template <class Scalar>
+dense_matrix<Scalar> uninitialized(const std::string& label, std::int64_t rows, std::int64_t cols) {
+  return dense_matrix<Scalar>(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), rows, cols);
+}
+
 template <class Exec>
 Where where_of(const Exec& exec) {
 #if KCLA_HAVE_CUDA
