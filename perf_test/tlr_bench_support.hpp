@@ -212,9 +212,8 @@ class KblasLoop {
     const auto& l = x.device_layout();
     const std::int64_t n = static_cast<std::int64_t>(l.tile_rows) * l.tile_cols * ld_ * rmax_;
     Kokkos::View<Scalar*, memory_space> out("kblas::factors", n);
-    Kokkos::parallel_for(
-        "kcla::bench::kblas_pad",
-        Kokkos::RangePolicy<exec_space, Kokkos::IndexType<std::int64_t>>(0, n),
+    kcla::detail::parallel_for_large(
+        "kcla::bench::kblas_pad", exec_space(), n,
         PadFamily<Scalar>{out, outer ? x.outer_factors() : x.inner_factors(),
                           outer ? l.outer_start : l.inner_start,
                           outer ? l.outer_prefix : l.inner_prefix, l.stored_ranks, l.tile_rows,
@@ -247,11 +246,19 @@ struct DiffNorms {
 template <class Scalar>
 double relative_difference(const dense_matrix<Scalar>& x, const dense_matrix<Scalar>& y) {
   const std::int64_t rows = static_cast<std::int64_t>(x.extent(0));
+  const std::int64_t count = rows * static_cast<std::int64_t>(x.extent(1));
   double num = 0, den = 0;
-  Kokkos::parallel_reduce("kcla::bench::diff",
-                          Kokkos::RangePolicy<exec_space, Kokkos::IndexType<std::int64_t>>(
-                              0, rows * static_cast<std::int64_t>(x.extent(1))),
-                          DiffNorms<Scalar>{x, y, rows}, num, den);
+  // In chunks: Kokkos 3.4 on CUDA cannot launch 2^32+ iterations (detail/large_range.hpp).
+  for (std::int64_t begin = 0; begin < count; begin += kcla::detail::max_launch_iterations) {
+    double n = 0, d = 0;
+    Kokkos::parallel_reduce(
+        "kcla::bench::diff",
+        Kokkos::RangePolicy<exec_space, Kokkos::IndexType<std::int64_t>>(
+            begin, std::min(count, begin + kcla::detail::max_launch_iterations)),
+        DiffNorms<Scalar>{x, y, rows}, n, d);
+    num += n;
+    den += d;
+  }
   return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 

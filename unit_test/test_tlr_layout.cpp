@@ -1,5 +1,6 @@
 // TLR storage: layout arithmetic (prefixes, rounding, offsets), random operands (padding
 // is zero), decompression and the matrix-vector product against dense references.
+#include <kcla/detail/large_range.hpp>
 #include <kcla/tlr_layout.hpp>
 #include <kcla/tlr_matvec.hpp>
 
@@ -84,6 +85,19 @@ TEST(TlrRandom, PaddingIsZero) {
   check_random_padding<float>();
   check_random_padding<kcla::bhalf_t>();
   check_random_padding<Kokkos::Experimental::half_t>();
+}
+
+TEST(TlrLaunch, LongRangesRunInChunksThatCoverEverything) {
+  // Kokkos 3.4 on CUDA hangs on 2^32+ iterations; kcla splits long ranges. Check the
+  // split with a tiny chunk: every element written once, none outside.
+  Kokkos::View<double*, memory_space> v("v", 1000);
+  Kokkos::deep_copy(v, -1.0);
+  kcla::detail::fill_large(Kokkos::View<double*, memory_space>(v.data() + 1, 997), 2.0, 7);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  EXPECT_EQ(h(0), -1.0);
+  EXPECT_EQ(h(999), -1.0);
+  EXPECT_EQ(h(998), -1.0);
+  for (int i = 1; i < 998; ++i) ASSERT_EQ(h(i), 2.0) << i;
 }
 
 TEST(TlrRandom, SameValuesOnHostAndDevice) {

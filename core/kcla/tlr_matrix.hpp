@@ -2,6 +2,7 @@
 // two packed factor arrays, and small device copies of the metadata for kernels.
 #pragma once
 
+#include <kcla/detail/large_range.hpp>
 #include <kcla/error.hpp>
 #include <kcla/tlr_layout.hpp>
 #include <kcla/tlr_scalar.hpp>
@@ -60,8 +61,16 @@ class TlrMatrix {
 
   explicit TlrMatrix(std::shared_ptr<const TlrLayout> layout) : layout_(std::move(layout)) {
     if (!layout_) throw InvalidArgument("TlrMatrix: null layout");
-    outer_ = factor_view("kcla::tlr::outer_factors", layout_->outer_size());
-    inner_ = factor_view("kcla::tlr::inner_factors", layout_->inner_size());
+    // Zeroed in chunks: a plain initialised View of 2^32+ elements would hang Kokkos 3.4
+    // on CUDA (detail/large_range.hpp).
+    outer_ =
+        factor_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::outer_factors"),
+                    layout_->outer_size());
+    inner_ =
+        factor_view(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::inner_factors"),
+                    layout_->inner_size());
+    detail::fill_large(outer_, TlrScalarTraits<Scalar>::narrow(0.0));
+    detail::fill_large(inner_, TlrScalarTraits<Scalar>::narrow(0.0));
     build_device_layout();
   }
 

@@ -3,6 +3,7 @@
 // y_i = U_i t_i, one product per tile row whose reduction covers all tiles of the row.
 #pragma once
 
+#include <kcla/detail/large_range.hpp>
 #include <kcla/error.hpp>
 #include <kcla/tlr_matrix.hpp>
 #include <kcla/tlr_plan.hpp>
@@ -141,15 +142,13 @@ void matvec(const ExecutionSpace& exec, Op op, double alpha,
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::matvec_t"), columns);
   const auto& out_factors = transposed ? a.inner_factors() : a.outer_factors();
   const auto& in_factors = transposed ? a.outer_factors() : a.inner_factors();
-  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
-  if (columns > 0)
-    Kokkos::parallel_for("kcla::tlr::matvec_couple", policy(exec, 0, columns),
-                         detail::TlrMatvecCouple<Scalar, MemorySpace, XView>{
-                             f, in_factors, x, t, l.leading_dim, l.tile_size});
-  Kokkos::parallel_for("kcla::tlr::matvec_apply", policy(exec, 0, out_len),
-                       detail::TlrMatvecApply<Scalar, MemorySpace, YView>{
-                           f, out_factors, t, y, l.leading_dim, l.tile_size,
-                           static_cast<compute>(alpha), static_cast<compute>(beta)});
+  detail::parallel_for_large("kcla::tlr::matvec_couple", exec, columns,
+                             detail::TlrMatvecCouple<Scalar, MemorySpace, XView>{
+                                 f, in_factors, x, t, l.leading_dim, l.tile_size});
+  detail::parallel_for_large("kcla::tlr::matvec_apply", exec, out_len,
+                             detail::TlrMatvecApply<Scalar, MemorySpace, YView>{
+                                 f, out_factors, t, y, l.leading_dim, l.tile_size,
+                                 static_cast<compute>(alpha), static_cast<compute>(beta)});
 }
 
 }  // namespace kcla

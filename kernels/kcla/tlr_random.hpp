@@ -3,6 +3,7 @@
 // makes the values a function of (seed, position) only, identical on every backend.
 #pragma once
 
+#include <kcla/detail/large_range.hpp>
 #include <kcla/error.hpp>
 #include <kcla/tlr_matrix.hpp>
 #include <kcla/tlr_matvec.hpp>
@@ -85,17 +86,16 @@ void fill_random_factors(const ExecutionSpace& exec, const TlrMatrix<Scalar, Mem
   static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
                 "the matrix must be accessible from the execution space");
   const auto& l = a.device_layout();
-  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
   const std::int64_t ld = l.leading_dim;
   if (a.outer_factors().extent(0) > 0)
-    Kokkos::parallel_for(
-        "kcla::tlr::random_outer", policy(exec, 0, a.outer_factors().extent(0)),
+    detail::parallel_for_large(
+        "kcla::tlr::random_outer", exec, static_cast<std::int64_t>(a.outer_factors().extent(0)),
         detail::TlrRandomFamily<Scalar, MemorySpace>{
             a.outer_factors(), l.outer_start, l.outer_prefix, l.ranks, l.tile_rows, l.tile_cols,
             l.tile_cols, l.tile_size, true, ld, l.num_rows, detail::mix64(seed)});
   if (a.inner_factors().extent(0) > 0)
-    Kokkos::parallel_for(
-        "kcla::tlr::random_inner", policy(exec, 0, a.inner_factors().extent(0)),
+    detail::parallel_for_large(
+        "kcla::tlr::random_inner", exec, static_cast<std::int64_t>(a.inner_factors().extent(0)),
         detail::TlrRandomFamily<Scalar, MemorySpace>{
             a.inner_factors(), l.inner_start, l.inner_prefix, l.ranks, l.tile_cols, l.tile_rows,
             l.tile_cols, l.tile_size, false, ld, l.num_cols, detail::mix64(seed ^ 0x5bd1e995ULL)});
@@ -124,9 +124,8 @@ void fill_random(const ExecutionSpace& exec, const DenseView& v, std::uint64_t s
   const std::int64_t rows = static_cast<std::int64_t>(v.extent(0));
   const std::int64_t count = rows * static_cast<std::int64_t>(v.extent(1));
   if (count == 0) return;
-  Kokkos::parallel_for(
-      "kcla::tlr::random_dense",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count),
+  detail::parallel_for_large(
+      "kcla::tlr::random_dense", exec, count,
       detail::RandomDense<scalar, DenseView>{v, rows, detail::mix64(seed), amplitude});
 }
 

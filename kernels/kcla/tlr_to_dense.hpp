@@ -2,6 +2,7 @@
 // any execution space.
 #pragma once
 
+#include <kcla/detail/large_range.hpp>
 #include <kcla/error.hpp>
 #include <kcla/tlr_matrix.hpp>
 
@@ -63,11 +64,9 @@ void to_dense(const ExecutionSpace& exec, const TlrMatrix<Scalar, MemorySpace>& 
     throw InvalidArgument("to_dense: output must be num_rows x num_cols");
   const std::int64_t count = a.num_rows() * a.num_cols();
   if (count == 0) return;
-  Kokkos::parallel_for(
-      "kcla::tlr::to_dense",
-      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, count),
-      detail::TlrToDense<Scalar, MemorySpace, DenseView>{a.device_layout(), a.outer_factors(),
-                                                         a.inner_factors(), out});
+  detail::parallel_for_large("kcla::tlr::to_dense", exec, count,
+                             detail::TlrToDense<Scalar, MemorySpace, DenseView>{
+                                 a.device_layout(), a.outer_factors(), a.inner_factors(), out});
 }
 
 /// A new LayoutLeft View in the matrix's memory space holding A.
