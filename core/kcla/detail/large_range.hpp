@@ -19,8 +19,7 @@ constexpr std::int64_t max_launch_iterations = std::int64_t(1) << 30;
 
 template <class ExecutionSpace, class Functor>
 void parallel_for_large(const std::string& label, const ExecutionSpace& exec, std::int64_t count,
-                        const Functor& functor,
-                        std::int64_t chunk = max_launch_iterations) {
+                        const Functor& functor, std::int64_t chunk = max_launch_iterations) {
   using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
   for (std::int64_t begin = 0; begin < count; begin += chunk)
     Kokkos::parallel_for(label, policy(exec, begin, std::min(count, begin + chunk)), functor);
