@@ -322,8 +322,10 @@ int main(int argc, char** argv) {
         {kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
+        {kcla::SweepSchedule::full_array, kcla::SweepLaunch::graph},
         {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
-        {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level}};
+        {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level},
+        {kcla::SweepSchedule::layered, kcla::SweepLaunch::graph}};
     for (const auto& [schedule, launch] : configs) {
       const std::string key =
           std::string("kcla_spmv_") + kcla::to_string(schedule) + "_" + kcla::to_string(launch);

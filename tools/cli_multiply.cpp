@@ -31,7 +31,8 @@ options:
   --precision P        fp32 (default) or fp64 (plus_times and min_plus)
   --batch B            number of right-hand sides (default 1)
   --schedule S         auto (default), full_array, layered
-  --launch L           auto (default), fused, per_level
+  --launch L           auto (default), per_level, graph (per-level launches replayed as a
+                       CUDA graph), fused (one ticketed kernel)
   --backend B          cuda, openmp or serial (default: the build's default device)
   --repeat N           timed products (default 20; the median is reported)
   --verify             check y against a CSR product of the decompressed matrix
@@ -85,6 +86,7 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   const auto launch_name = args.get("launch", "auto");
   options.launch = launch_name == "fused"       ? SweepLaunch::fused
+                   : launch_name == "graph"     ? SweepLaunch::graph
                    : launch_name == "per_level" ? SweepLaunch::per_level
                    : launch_name == "auto"      ? SweepLaunch::automatic
                                            : throw UsageError("--launch: auto, fused or per_level");

@@ -22,8 +22,10 @@ struct Config {
 const Config kConfigs[] = {
     {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
     {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
+    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::graph},
     {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level},
     {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
+    {kcla::SweepSchedule::layered, kcla::SweepLaunch::graph},
 };
 
 template <class T, class H>

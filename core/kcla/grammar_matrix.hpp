@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 namespace kcla {
@@ -44,6 +46,12 @@ struct SweepPlan {
   Kokkos::View<std::int64_t*, MemorySpace> level_first;  // first node of each level
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
+  // SweepLaunch::graph: the captured launch sequence and what it was captured for.
+  std::shared_ptr<void> graph;
+  const void* graph_x = nullptr;
+  const void* graph_y = nullptr;
+  std::int64_t graph_vectors = 0;
+  std::type_index graph_type = std::type_index(typeid(void));
 };
 
 }  // namespace detail

@@ -11,9 +11,10 @@
 namespace kcla {
 
 enum class SweepSchedule { automatic, full_array, layered };
-/// per_level: one launch per level (+ emit/rows); fused: one ticketed kernel in which
-/// each level's chunks wait for the level below.
-enum class SweepLaunch { automatic, per_level, fused };
+/// per_level: one launch per level (+ emit/rows); graph: the same launches captured once
+/// as a Kokkos (CUDA) graph and replayed; fused: one ticketed kernel in which each level's
+/// chunks wait for the level below.
+enum class SweepLaunch { automatic, per_level, graph, fused };
 
 const char* to_string(SweepSchedule s);
 const char* to_string(SweepLaunch l);
@@ -23,6 +24,11 @@ struct SweepMachine {
   double bandwidth_bytes_per_second = 3.0e12;  ///< achievable for gathers (H200 ~ 4.2 TB/s copy)
   double launch_seconds = 4.0e-6;              ///< one kernel launch, stream-ordered
   double level_wait_seconds = 1.5e-6;          ///< one level hand-off inside a fused kernel
+  double graph_node_seconds = 1.5e-6;          ///< one dependent kernel node of a replayed graph
+  /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
+  /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
+  /// faster.
+  SweepLaunch default_launch = SweepLaunch::per_level;
   /// Defaults for the execution space kcla was built for (CUDA vs host).
   static SweepMachine for_default_execution_space();
 };

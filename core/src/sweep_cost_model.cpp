@@ -42,6 +42,7 @@ SweepMachine SweepMachine::for_default_execution_space() {
   m.bandwidth_bytes_per_second = 1.0e10;  // two cores gathering from DRAM
   m.launch_seconds = 2.0e-6;
   m.level_wait_seconds = 1.0e-6;
+  m.default_launch = SweepLaunch::fused;
 #endif
   return m;
 }
@@ -52,7 +53,7 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
     throw InvalidArgument("predict_sweep: choose a concrete schedule");
   SweepPrediction p;
   p.schedule = schedule;
-  p.launch = launch == SweepLaunch::automatic ? SweepLaunch::fused : launch;
+  p.launch = launch == SweepLaunch::automatic ? machine.default_launch : launch;
   p.vectors = vectors;
   const double B = static_cast<double>(vectors), vb = value_bytes;
   // Each node reads two child codes and two child values, and writes one value; a leaf
@@ -77,6 +78,9 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
   p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second;
   if (p.launch == SweepLaunch::fused)
     p.seconds += machine.launch_seconds + (m.depth + 1) * machine.level_wait_seconds;
+  else if (p.launch == SweepLaunch::graph)
+    p.seconds +=
+        machine.launch_seconds + static_cast<double>(p.launches) * machine.graph_node_seconds;
   else
     p.seconds += static_cast<double>(p.launches) * machine.launch_seconds;
   return p;

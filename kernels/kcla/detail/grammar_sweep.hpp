@@ -14,10 +14,13 @@
 #include <kcla/schedule.hpp>
 
 #include <Kokkos_Core.hpp>
+#include <Kokkos_Graph.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <typeindex>
+#include <typeinfo>
 
 namespace kcla::detail {
 
@@ -284,6 +287,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       plan.num_tickets > 0)
     return;
   plan.vectors = vectors;
+  plan.graph.reset();  // a captured graph names the old workspace and ticket table
   if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words)
     plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
@@ -339,15 +343,96 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   plan.epoch = 0;
 }
 
+/// Launches kernels now, on an execution space instance.
+template <class ExecutionSpace>
+struct ImmediateLauncher {
+  ExecutionSpace exec;
+  template <class F>
+  void range(const char* label, std::int64_t n, const F& f) {
+    if (n > 0)
+      Kokkos::parallel_for(
+          label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
+          f);
+  }
+  template <class F>
+  void team(const char* label, std::int64_t league, int team_size, std::size_t scratch,
+            const F& f) {
+    if (league > 0)
+      Kokkos::parallel_for(
+          label,
+          Kokkos::TeamPolicy<ExecutionSpace>(exec, static_cast<int>(league), team_size)
+              .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+          f);
+  }
+};
+
+/// Appends kernels to a Kokkos graph (a CUDA graph on CUDA), each after the previous.
+template <class ExecutionSpace>
+struct GraphLauncher {
+  Kokkos::Experimental::GraphNodeRef<ExecutionSpace> node;
+  template <class F>
+  void range(const char* label, std::int64_t n, const F& f) {
+    if (n > 0)
+      node = node.then_parallel_for(
+          label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(0, n), f);
+  }
+  template <class F>
+  void team(const char* label, std::int64_t league, int team_size, std::size_t scratch,
+            const F& f) {
+    if (league > 0)
+      node = node.then_parallel_for(
+          label,
+          Kokkos::TeamPolicy<ExecutionSpace>(static_cast<int>(league), team_size)
+              .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+          f);
+  }
+};
+
+/// The per-level launch sequence, through a launcher (immediate or graph).
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Launcher>
+void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
+                   const SweepArgs<Semiring, Scalar>& a, Launcher& launch) {
+  using T = typename Semiring::value_type;
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  const std::int32_t depth = A.depth();
+  const std::int64_t rows = A.num_rows(), vectors = a.vectors;
+  const int team_size = sweep_team_size<ExecutionSpace>();
+  if (layered) launch.range("kcla::grammar_fill", rows * vectors, FillFunctor<Semiring, Scalar>{a});
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    LevelFunctor<Semiring, Scalar> f{
+        a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
+    if (layered) {
+      f.emit_first = A.emit_offsets[k - 1];
+      f.emit_count = A.emit_offsets[k] - A.emit_offsets[k - 1];
+    }
+    launch.range("kcla::grammar_level", (f.count + f.emit_count) * vectors, f);
+  }
+  if (layered) {
+    LevelFunctor<Semiring, Scalar> f{a,
+                                     depth + 1,
+                                     0,
+                                     0,
+                                     A.emit_offsets[depth],
+                                     A.emit_offsets[depth + 1] - A.emit_offsets[depth]};
+    launch.range("kcla::grammar_emit", f.emit_count * vectors, f);
+  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <=
+             kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
+    launch.range("kcla::grammar_rows", rows * vectors, RowsSerialFunctor<Semiring, Scalar>{a});
+  } else {
+    launch.team("kcla::grammar_rows", rows, team_size,
+                sizeof(T) * static_cast<std::size_t>(team_size),
+                RowsTeamFunctor<Semiring, Scalar, ExecutionSpace>{a});
+  }
+}
+
 /// Runs one product. x: num_cols x B, y: num_rows x B, both vector-innermost.
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
 void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>& A,
            const typename Semiring::value_type* x, typename Semiring::value_type* y,
            std::int64_t vectors, SweepLaunch launch) {
   using T = typename Semiring::value_type;
-  if (launch == SweepLaunch::automatic) launch = A.options().launch;
-  if (launch == SweepLaunch::automatic)
-    launch = SweepLaunch::fused;  // fewer hand-offs than launches on every back end measured
+  // The matrix's prediction holds the launch mode its machine model prefers.
+  if (launch == SweepLaunch::automatic) launch = A.prediction().launch;
   prepare_plan<ExecutionSpace>(A, vectors, sizeof(T));
   auto& plan = A.plan();
   const bool layered = A.schedule() == SweepSchedule::layered;
@@ -368,8 +453,6 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   a.width = A.max_width;
   a.num_rows = A.num_rows();
   a.layered = layered;
-  const std::int32_t depth = A.depth();
-  const std::int64_t rows = A.num_rows();
   const int team_size = sweep_team_size<ExecutionSpace>();
   const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
 
@@ -393,39 +476,27 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
     return;
   }
 
-  using range = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
-  if (layered)
-    Kokkos::parallel_for("kcla::grammar_fill", range(exec, 0, rows * vectors),
-                         FillFunctor<Semiring, Scalar>{a});
-  for (std::int32_t k = 1; k <= depth; ++k) {
-    LevelFunctor<Semiring, Scalar> f{
-        a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
-    if (layered) {
-      f.emit_first = A.emit_offsets[k - 1];
-      f.emit_count = A.emit_offsets[k] - A.emit_offsets[k - 1];
+  if (launch == SweepLaunch::graph) {
+    // Capture the level launches once per (x, y, B, semiring), replay afterwards.
+    const std::type_index semiring_type(typeid(Semiring));
+    if (!plan.graph || plan.graph_x != x || plan.graph_y != y || plan.graph_vectors != vectors ||
+        plan.graph_type != semiring_type) {
+      auto graph = std::make_shared<Kokkos::Experimental::Graph<ExecutionSpace>>(
+          Kokkos::Experimental::create_graph(exec, [&](const auto& root) {
+            GraphLauncher<ExecutionSpace> launcher{root};
+            launch_levels<Semiring, ExecutionSpace>(A, a, launcher);
+          }));
+      plan.graph = graph;
+      plan.graph_x = x;
+      plan.graph_y = y;
+      plan.graph_vectors = vectors;
+      plan.graph_type = semiring_type;
     }
-    Kokkos::parallel_for("kcla::grammar_level", range(exec, 0, (f.count + f.emit_count) * vectors),
-                         f);
+    static_cast<Kokkos::Experimental::Graph<ExecutionSpace>*>(plan.graph.get())->submit();
+    return;
   }
-  if (layered) {
-    LevelFunctor<Semiring, Scalar> f{a,
-                                     depth + 1,
-                                     0,
-                                     0,
-                                     A.emit_offsets[depth],
-                                     A.emit_offsets[depth + 1] - A.emit_offsets[depth]};
-    if (f.emit_count > 0)
-      Kokkos::parallel_for("kcla::grammar_emit", range(exec, 0, f.emit_count * vectors), f);
-  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <=
-             kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
-    Kokkos::parallel_for("kcla::grammar_rows", range(exec, 0, rows * vectors),
-                         RowsSerialFunctor<Semiring, Scalar>{a});
-  } else {
-    Kokkos::parallel_for("kcla::grammar_rows",
-                         Kokkos::TeamPolicy<ExecutionSpace>(exec, rows, team_size)
-                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                         RowsTeamFunctor<Semiring, Scalar, ExecutionSpace>{a});
-  }
+  ImmediateLauncher<ExecutionSpace> launcher{exec};
+  launch_levels<Semiring, ExecutionSpace>(A, a, launcher);
 }
 
 }  // namespace kcla::detail

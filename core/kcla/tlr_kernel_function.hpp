@@ -1,0 +1,94 @@
+// Kernel functions on point sets: the matrices K_ij = k(|x_i - y_j|) that TLR compresses
+// well (covariance matrices in spatial statistics, Gaussian kernels, 1/r interactions).
+#pragma once
+
+#include <kcla/error.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kcla {
+
+/// Points in `dimension` dimensions; point p is coordinates[p * dimension + d].
+struct PointSet {
+  int dimension = 1;
+  std::vector<double> coordinates;
+
+  std::int64_t size() const {
+    return dimension > 0 ? static_cast<std::int64_t>(coordinates.size()) / dimension : 0;
+  }
+  double distance(std::int64_t p, const PointSet& other, std::int64_t q) const {
+    double s = 0;
+    for (int d = 0; d < dimension; ++d) {
+      const double t = coordinates[p * dimension + d] - other.coordinates[q * other.dimension + d];
+      s += t * t;
+    }
+    return std::sqrt(s);
+  }
+};
+
+enum class KernelType {
+  exponential,       // s exp(-r/l)  (= Matern nu = 1/2)
+  matern12,          // s exp(-r/l)
+  matern32,          // s (1 + sqrt3 r/l) exp(-sqrt3 r/l)
+  matern52,          // s (1 + sqrt5 r/l + 5 r^2 / (3 l^2)) exp(-sqrt5 r/l)
+  gaussian,          // s exp(-r^2 / (2 l^2))
+  inverse_distance,  // s l / r, and `self_value` at r = 0
+};
+
+/// k(r) with variance s and length scale l.
+struct CovarianceKernel {
+  KernelType type = KernelType::exponential;
+  double length_scale = 1.0;
+  double variance = 1.0;
+  double self_value = 0.0;  // inverse_distance only: the value at r = 0
+
+  double operator()(double r) const {
+    const double x = r / length_scale;
+    switch (type) {
+      case KernelType::exponential:
+      case KernelType::matern12:
+        return variance * std::exp(-x);
+      case KernelType::matern32: {
+        const double t = std::sqrt(3.0) * x;
+        return variance * (1 + t) * std::exp(-t);
+      }
+      case KernelType::matern52: {
+        const double t = std::sqrt(5.0) * x;
+        return variance * (1 + t + t * t / 3.0) * std::exp(-t);
+      }
+      case KernelType::gaussian:
+        return variance * std::exp(-0.5 * x * x);
+      case KernelType::inverse_distance:
+        return r == 0 ? self_value : variance / x;
+    }
+    throw InvalidArgument("CovarianceKernel: unknown kernel type");
+  }
+
+  /// The matrix entry for row point p of `rows` and column point q of `cols`.
+  double operator()(const PointSet& rows, std::int64_t p, const PointSet& cols,
+                    std::int64_t q) const {
+    return (*this)(rows.distance(p, cols, q));
+  }
+};
+
+inline const char* to_string(KernelType type) {
+  switch (type) {
+    case KernelType::exponential:
+      return "exponential";
+    case KernelType::matern12:
+      return "matern12";
+    case KernelType::matern32:
+      return "matern32";
+    case KernelType::matern52:
+      return "matern52";
+    case KernelType::gaussian:
+      return "gaussian";
+    default:
+      return "inverse_distance";
+  }
+}
+
+}  // namespace kcla
