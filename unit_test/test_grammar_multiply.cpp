@@ -152,6 +152,9 @@ TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
   check_matrix(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);   // all zero
   check_matrix(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);     // 1 x 1
   check_matrix(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);  // dense, no repetition
+  // Rows longer than a row-phase chunk (16384 symbols on the host, 2048 / B on a GPU): a
+  // row's chunks meet through the semiring's atomic combine.
+  check_matrix(kcla::test::random_csr(gen, 3, 120000, 0.3, 0), 9);
 }
 
 TEST(GrammarMultiply, MatchesVendorCsrProduct) {

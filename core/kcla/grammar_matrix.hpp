@@ -44,6 +44,9 @@ struct SweepPlan {
   std::vector<std::int64_t> tickets_per_level;  // host, index = level (0 .. depth + 1)
   Kokkos::View<std::int64_t*, MemorySpace> tickets_per_level_device;
   Kokkos::View<std::int64_t*, MemorySpace> level_first;  // first node of each level
+  // Row phase of per-level launches: C split into chunks of chunk_symbols symbols.
+  std::int64_t chunk_symbols = 0;
+  Kokkos::View<std::int64_t*, MemorySpace> chunk_first_row;
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
   // SweepLaunch::graph: the captured launch sequence and what it was captured for.
@@ -108,10 +111,11 @@ class GrammarMatrix {
   std::int64_t plan_bytes() const {
     if (!plan_) return 0;
     const auto& p = *plan_;
-    return static_cast<std::int64_t>(
-        p.workspace.span() * 8 + p.counters.span() * 8 + p.ticket_level.span() * 4 +
-        p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
-        p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8);
+    return static_cast<std::int64_t>(p.workspace.span() * 8 + p.counters.span() * 8 +
+                                     p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 +
+                                     p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
+                                     p.tickets_per_level_device.span() * 8 +
+                                     p.level_first.span() * 8 + p.chunk_first_row.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 
@@ -123,6 +127,7 @@ class GrammarMatrix {
   // full array
   view<std::int64_t> row_offsets;
   view<std::int32_t> row_symbols;
+  std::vector<std::int64_t> row_offsets_host;  // host copy: chunk boundaries
   // layered
   std::vector<std::int64_t> emit_offsets;  // host copy
   view<std::int32_t> emit_positions, emit_rows;
@@ -156,6 +161,7 @@ class GrammarMatrix {
     left = to_view(s.left, "kcla::grammar::left");
     right = to_view(s.right, "kcla::grammar::right");
     row_offsets = to_view(s.row_offsets, "kcla::grammar::row_offsets");
+    row_offsets_host = s.row_offsets;
     row_symbols = to_view(s.row_symbols, "kcla::grammar::row_symbols");
     load_terminals(s.terminals);
   }

@@ -112,15 +112,18 @@ struct SweepArgs {
 
 /// Row r reduced by a whole team: threads split into groups over the row's symbols and
 /// lanes over vectors; partials meet in team scratch.
+/// Symbols [begin, end) of row r (all of it, or one chunk's part) reduced by a team; a
+/// partial row is combined atomically into y, which then must start at zero.
 template <bool Coherent, class Semiring, class Scalar, class Member>
-KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
-                                     std::int64_t r, typename Semiring::value_type* scratch) {
+KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& a,
+                                             const Member& team, std::int64_t r, std::int64_t begin,
+                                             std::int64_t end, bool whole_row,
+                                             typename Semiring::value_type* scratch) {
   using T = typename Semiring::value_type;
   const int team_size = team.team_size(), t = team.team_rank();
   const std::int64_t lanes = a.vectors < team_size ? a.vectors : team_size;
   const std::int64_t groups = team_size / lanes;
   const std::int64_t lane = t % lanes, group = t / lanes;
-  const auto begin = a.row_offsets[r], end = a.row_offsets[r + 1];
   for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
     const std::int64_t b = b0 + lane;
     T partial = Semiring::zero();
@@ -138,9 +141,20 @@ KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const
         scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
       team.team_barrier();
     }
-    if (group == 0 && b < a.vectors) a.y[r * a.vectors + b] = scratch[lane];
+    if (group == 0 && b < a.vectors) {
+      if (whole_row)
+        a.y[r * a.vectors + b] = scratch[lane];
+      else
+        Semiring::atomic_combine(&a.y[r * a.vectors + b], scratch[lane]);
+    }
     team.team_barrier();
   }
+}
+
+template <bool Coherent, class Semiring, class Scalar, class Member>
+KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
+                                     std::int64_t r, typename Semiring::value_type* scratch) {
+  row_segment_team<Coherent>(a, team, r, a.row_offsets[r], a.row_offsets[r + 1], true, scratch);
 }
 
 // --- per-level launches --------------------------------------------------------------
@@ -182,6 +196,30 @@ struct RowsTeamFunctor {
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
     row_team<false>(a, team, team.league_rank(), scratch);
+  }
+};
+
+/// Long rows split into fixed chunks of C, one team per chunk, so a matrix with few,
+/// very long rows (HLC: 427 rows of ~25k symbols) still fills the device. y starts at zero.
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct RowsChunkFunctor {
+  using T = typename Semiring::value_type;
+  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  SweepArgs<Semiring, Scalar> a;
+  const std::int64_t* chunk_first_row;
+  std::int64_t chunk_symbols, total_symbols;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
+    const std::int64_t c0 = team.league_rank() * chunk_symbols;
+    const std::int64_t c1 = c0 + chunk_symbols < total_symbols ? c0 + chunk_symbols : total_symbols;
+    for (std::int64_t r = chunk_first_row[team.league_rank()];
+         r < a.num_rows && a.row_offsets[r] < c1; ++r) {
+      const std::int64_t begin = a.row_offsets[r] > c0 ? a.row_offsets[r] : c0;
+      const std::int64_t end = a.row_offsets[r + 1] < c1 ? a.row_offsets[r + 1] : c1;
+      if (begin >= end) continue;
+      const bool whole = a.row_offsets[r] >= c0 && a.row_offsets[r + 1] <= c1;
+      row_segment_team<false>(a, team, r, begin, end, whole, scratch);
+    }
   }
 };
 
@@ -324,6 +362,20 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       add(depth + 1, rows_team, 0, rows, 1);
   }
   plan.num_tickets = static_cast<std::int64_t>(level.size());
+  // Chunks of C for the row phase of per-level launches: ~8 items per thread on a GPU.
+  const std::int64_t chunk_items =
+      sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
+  plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
+  std::vector<std::int64_t> chunk_first_row;
+  if (!layered) {
+    const auto& offsets = A.row_offsets_host;
+    const std::int64_t symbols = offsets.empty() ? 0 : offsets.back();
+    for (std::int64_t c0 = 0; c0 < symbols; c0 += plan.chunk_symbols)
+      chunk_first_row.push_back(
+          static_cast<std::int64_t>(std::upper_bound(offsets.begin(), offsets.end(), c0) -
+                                    offsets.begin()) -
+          1);
+  }
   auto upload = [](auto& view, const auto& host, const char* label) {
     using V = std::decay_t<decltype(view)>;
     view = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
@@ -339,6 +391,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   std::vector<std::int64_t> level_first(static_cast<std::size_t>(depth) + 2, 0);
   for (std::int32_t k = 1; k <= depth; ++k) level_first[k] = A.level_offsets[k - 1];
   upload(plan.level_first, level_first, "kcla::grammar::level_first");
+  upload(plan.chunk_first_row, chunk_first_row, "kcla::grammar::chunk_first_row");
   plan.counters = Kokkos::View<std::int64_t*, MemorySpace>("kcla::grammar::counters", depth + 3);
   plan.epoch = 0;
 }
@@ -419,9 +472,13 @@ void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
              kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
     launch.range("kcla::grammar_rows", rows * vectors, RowsSerialFunctor<Semiring, Scalar>{a});
   } else {
-    launch.team("kcla::grammar_rows", rows, team_size,
-                sizeof(T) * static_cast<std::size_t>(team_size),
-                RowsTeamFunctor<Semiring, Scalar, ExecutionSpace>{a});
+    const auto& plan = A.plan();
+    launch.range("kcla::grammar_fill", rows * vectors, FillFunctor<Semiring, Scalar>{a});
+    launch.team("kcla::grammar_rows", static_cast<std::int64_t>(plan.chunk_first_row.extent(0)),
+                team_size, sizeof(T) * static_cast<std::size_t>(team_size),
+                RowsChunkFunctor<Semiring, Scalar, ExecutionSpace>{
+                    a, plan.chunk_first_row.data(), plan.chunk_symbols,
+                    static_cast<std::int64_t>(A.row_symbols.extent(0))});
   }
 }
 
