@@ -4,6 +4,7 @@
 # run.sh to execute them there.
 #
 #   scripts/gpu/pack.sh [--build-dir build-cuda] [--out gpu-bundle] [--data FILE]...
+#                       [--only PROGRAM]...   (default: every test and benchmark + kcla)
 #
 # On the GPU machine: bash gpu-bundle/run.sh OUTDIR [test|bench|all] [extra filters]
 set -euo pipefail
@@ -12,11 +13,13 @@ root=$(cd "$here/../.." && pwd)
 build_dir=$root/build-cuda
 out=$root/gpu-bundle
 data=()
+only=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
     --out) out=$2; shift 2 ;;
     --data) data+=("$2"); shift 2 ;;
+    --only) only+=("$2"); shift 2 ;;
     -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "pack.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -28,6 +31,13 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/data"
 shopt -s nullglob
 programs=("$build_dir"/unit_test/kcla_test_* "$build_dir"/perf_test/kcla_bench_* "$build_dir"/tools/kcla)
+if [ ${#only[@]} -gt 0 ]; then
+  selected=()
+  for p in "${programs[@]}"; do
+    for o in "${only[@]}"; do [ "$(basename "$p")" = "$o" ] && selected+=("$p"); done
+  done
+  programs=("${selected[@]}")
+fi
 for p in "${programs[@]}"; do
   [ -x "$p" ] && [ -f "$p" ] || continue
   case "$p" in *.cmake) continue ;; esac
