@@ -290,13 +290,15 @@ namespace {
 TEST(PaperExample, MmRepairGrammarLayersAndMultiplies) {
   // The public tool's grammar differs from (2.3): depth 5, three level-skipping
   // nonterminal edges; completion must still make it properly layered.
-  const auto g = kcla::read_mm_repair(std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/M.csv", 7);
+  const auto g =
+      kcla::read_mm_repair(std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/M.csv", 7);
   EXPECT_EQ(kcla::compute_levels(g).depth, 5);
   const auto layered = kcla::build_layered_schedule(g);
   ASSERT_NO_THROW(layered.validate());
   EXPECT_GE(layered.pass_throughs, 1);
   std::vector<double> by_layered(8), by_full(8);
-  kcla::reference::layered_multiply<kcla::PlusTimes<double>>(layered, kcla::test::paper_x(), by_layered);
+  kcla::reference::layered_multiply<kcla::PlusTimes<double>>(layered, kcla::test::paper_x(),
+                                                             by_layered);
   kcla::reference::full_array_multiply<kcla::PlusTimes<double>>(kcla::build_full_array_schedule(g),
                                                                 kcla::test::paper_x(), by_full);
   const auto y = kcla::test::paper_y();
@@ -320,11 +322,16 @@ void real_round_trip(const std::string& name) {
   const auto x = kcla::test::random_vector(gen, genotypes.num_cols);
   std::vector<double> expected(genotypes.num_rows), got(genotypes.num_rows);
   kcla::reference::csr_multiply<kcla::PlusTimes<double>>(genotypes, x, expected);
-  kcla::reference::full_array_multiply<kcla::PlusTimes<double>>(kcla::build_full_array_schedule(g), x, got);
+  kcla::reference::full_array_multiply<kcla::PlusTimes<double>>(kcla::build_full_array_schedule(g),
+                                                                x, got);
   EXPECT_LE(kcla::test::relative_error(got, expected, expected.size()), 1e-12);
 }
 
-TEST(RealData, EurSubsetRoundTrip) { real_round_trip("EUR_subset"); }
-TEST(RealData, MouseHs1940RoundTrip) { real_round_trip("mouse_hs1940"); }
+TEST(RealData, EurSubsetRoundTrip) {
+  real_round_trip("EUR_subset");
+}
+TEST(RealData, MouseHs1940RoundTrip) {
+  real_round_trip("mouse_hs1940");
+}
 
 }  // namespace
