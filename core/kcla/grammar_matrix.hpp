@@ -54,6 +54,7 @@ struct SweepPlan {
   const void* graph_x = nullptr;
   const void* graph_y = nullptr;
   std::int64_t graph_vectors = 0;
+  std::uintptr_t graph_stream = 0;
   std::type_index graph_type = std::type_index(typeid(void));
 };
 

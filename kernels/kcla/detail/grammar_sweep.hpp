@@ -396,6 +396,18 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   plan.epoch = 0;
 }
 
+/// Which stream an execution space instance submits to (a captured graph replays on the
+/// instance it was created with, so a product on another stream needs a new graph).
+template <class ExecutionSpace>
+std::uintptr_t stream_identity(const ExecutionSpace& exec) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value)
+    return reinterpret_cast<std::uintptr_t>(exec.cuda_stream());
+#endif
+  (void)exec;
+  return 0;
+}
+
 /// Launches kernels now, on an execution space instance.
 template <class ExecutionSpace>
 struct ImmediateLauncher {
@@ -536,8 +548,9 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   if (launch == SweepLaunch::graph) {
     // Capture the level launches once per (x, y, B, semiring), replay afterwards.
     const std::type_index semiring_type(typeid(Semiring));
+    const std::uintptr_t stream = stream_identity(exec);
     if (!plan.graph || plan.graph_x != x || plan.graph_y != y || plan.graph_vectors != vectors ||
-        plan.graph_type != semiring_type) {
+        plan.graph_type != semiring_type || plan.graph_stream != stream) {
       auto graph = std::make_shared<Kokkos::Experimental::Graph<ExecutionSpace>>(
           Kokkos::Experimental::create_graph(exec, [&](const auto& root) {
             GraphLauncher<ExecutionSpace> launcher{root};
@@ -548,6 +561,7 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
       plan.graph_y = y;
       plan.graph_vectors = vectors;
       plan.graph_type = semiring_type;
+      plan.graph_stream = stream;
     }
     static_cast<Kokkos::Experimental::Graph<ExecutionSpace>*>(plan.graph.get())->submit();
     return;
