@@ -6,7 +6,8 @@
 //                                  DIR/pgs_weights.txt and DIR/pgs_expected.txt (the scores,
 //                                  summed here straight from the genotypes)
 //   pgs_fixture check DIR SCORES   compares a scores file written by `polygenic_score -o`
-//                                  ("FID IID SCORE" lines) with DIR/pgs_expected.txt
+//                                  ("FID IID SCORE" or "ROW SCORE" lines) with
+//                                  DIR/pgs_expected.txt
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -93,15 +94,21 @@ int write(const std::string& dir) {
 int check(const std::string& dir, const std::string& scores_path) {
   std::ifstream expected(dir + "/pgs_expected.txt"), scores(scores_path);
   std::string header;
-  if (!expected || !scores || !std::getline(scores, header) || header != "FID IID SCORE") {
+  if (!expected || !scores || !std::getline(scores, header) ||
+      (header != "FID IID SCORE" && header != "ROW SCORE")) {
     std::cerr << "pgs_fixture: cannot read " << scores_path << " (or its header)\n";
     return 1;
   }
+  // "FID IID SCORE" (PLINK input) names every individual; "ROW SCORE" (a grammar file
+  // as input) numbers them.
+  const bool named = header == "FID IID SCORE";
   std::string ef, ei, sf, si;
   double e = 0, s = 0, worst = 0;
   int rows = 0;
   while (expected >> ef >> ei >> e) {
-    if (!(scores >> sf >> si >> s) || sf != ef || si != ei) {
+    const bool same = named ? (scores >> sf >> si >> s) && sf == ef && si == ei
+                            : (scores >> sf >> s) && sf == std::to_string(rows);
+    if (!same) {
       std::cerr << "pgs_fixture: row " << rows << ": expected " << ef << " " << ei << "\n";
       return 1;
     }
