@@ -15,8 +15,10 @@ namespace {
 const char* kCompressHelp = R"(usage: kcla compress IN -o OUT.h5 [options]
 
 Compresses a sparse matrix into a kcla grammar file (HDF5; docs/format.md).
-IN: Matrix Market (.mtx), PLINK fileset (.bed/.bim/.fam or base name), ms/scrm output
-(.ms, .scrm), METIS graph (.graph), or an mm-repair base name (with --cols).
+IN: Matrix Market (.mtx), PLINK fileset (.bed/.bim/.fam or base name), VCF/BCF
+(.vcf, .vcf.gz, .bcf: genotype dosages, samples x variants, non-REF allele counts from GT;
+needs a kcla built with htslib), ms/scrm output (.ms, .scrm), METIS graph (.graph), or an
+mm-repair base name (with --cols).
 
 options:
   -o, --output FILE    the grammar file to write (required; written atomically)

@@ -11,6 +11,10 @@ namespace kcla {
 ///   *.mtx                           Matrix Market        read_matrix_market
 ///   *.bed / *.bim / *.fam, or BASE  PLINK 1 fileset      read_plink (A1 counts)
 ///                                   (BASE when BASE.bed exists)
+///   *.vcf, *.vcf.gz, *.vcf.bgz,     VCF or BCF           read_vcf (samples x variants,
+///   *.bcf                                                non-REF allele counts from GT,
+///                                                        multi-allelic records counted;
+///                                                        needs htslib)
 ///   *.ms / *.scrm                   ms output            read_ms (diploid, replicate 0)
 ///   *.graph                         METIS graph          read_metis_graph
 /// Throws FormatError for any other name (and whatever the chosen reader throws).

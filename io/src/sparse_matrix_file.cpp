@@ -4,6 +4,7 @@
 #include <kcla/metis_graph.hpp>
 #include <kcla/ms_format.hpp>
 #include <kcla/plink.hpp>
+#include <kcla/vcf.hpp>
 
 #include <sys/stat.h>
 
@@ -26,12 +27,14 @@ CsrMatrix<double> read_sparse_matrix(const std::string& path) {
   if (has_extension(path, ".mtx")) return read_matrix_market(path);
   if (has_extension(path, ".graph")) return read_metis_graph(path);
   if (has_extension(path, ".ms") || has_extension(path, ".scrm")) return read_ms(path).matrix;
+  if (is_vcf_file_name(path)) return read_vcf(path).matrix;
   if (has_extension(path, ".bed") || has_extension(path, ".bim") || has_extension(path, ".fam") ||
       (!is_regular_file(path) && is_regular_file(path + ".bed")))
     return read_plink(path).matrix;
   throw FormatError(path,
                     "unknown kind of matrix file: expected .mtx (Matrix Market), .bed or a "
-                    "PLINK base name, .ms/.scrm (ms output) or .graph (METIS)");
+                    "PLINK base name, .vcf/.vcf.gz/.bcf (VCF/BCF), .ms/.scrm (ms output) or "
+                    ".graph (METIS)");
 }
 
 }  // namespace kcla
