@@ -57,7 +57,9 @@ inline void initialize() {
 }
 
 /// GrB_finalize: call at the end of the program, after every Matrix and Mxv is gone.
-inline void finalize() { GrB_finalize(); }
+inline void finalize() {
+  GrB_finalize();
+}
 
 /// The GraphBLAS type and semiring that compute what kcla policy `Semiring` computes.
 template <class Semiring>
@@ -101,8 +103,8 @@ using host_value_t = std::conditional_t<std::is_same<typename Semiring::value_ty
 namespace detail {
 
 inline GrB_Info import_csr(GrB_Matrix* a, GrB_Type t, GrB_Index rows, GrB_Index cols,
-                           const GrB_Index* ap, const GrB_Index* ai, const float* ax,
-                           GrB_Index nap, GrB_Index nai) {
+                           const GrB_Index* ap, const GrB_Index* ai, const float* ax, GrB_Index nap,
+                           GrB_Index nai) {
   return GrB_Matrix_import_FP32(a, t, rows, cols, ap, ai, ax, nap, nai, nai, GrB_CSR_FORMAT);
 }
 inline GrB_Info import_csr(GrB_Matrix* a, GrB_Type t, GrB_Index rows, GrB_Index cols,
@@ -111,8 +113,8 @@ inline GrB_Info import_csr(GrB_Matrix* a, GrB_Type t, GrB_Index rows, GrB_Index 
   return GrB_Matrix_import_FP64(a, t, rows, cols, ap, ai, ax, nap, nai, nai, GrB_CSR_FORMAT);
 }
 inline GrB_Info import_csr(GrB_Matrix* a, GrB_Type t, GrB_Index rows, GrB_Index cols,
-                           const GrB_Index* ap, const GrB_Index* ai, const bool* ax,
-                           GrB_Index nap, GrB_Index nai) {
+                           const GrB_Index* ap, const GrB_Index* ai, const bool* ax, GrB_Index nap,
+                           GrB_Index nai) {
   return GrB_Matrix_import_BOOL(a, t, rows, cols, ap, ai, ax, nap, nai, nai, GrB_CSR_FORMAT);
 }
 inline GrB_Info build(GrB_Vector v, const GrB_Index* i, const float* x, GrB_Index n) {
@@ -180,8 +182,8 @@ class Matrix {
   ~Matrix() {
     if (m_) GrB_Matrix_free(&m_);
   }
-  Matrix(Matrix&& o) noexcept : m_(std::exchange(o.m_, nullptr)), type_(o.type_), rows_(o.rows_),
-                                cols_(o.cols_) {}
+  Matrix(Matrix&& o) noexcept
+      : m_(std::exchange(o.m_, nullptr)), type_(o.type_), rows_(o.rows_), cols_(o.cols_) {}
   Matrix& operator=(Matrix&& o) noexcept {
     std::swap(m_, o.m_);
     std::swap(type_, o.type_);
