@@ -16,7 +16,8 @@
 // compression, reset just before it through /proc/self/clear_refs; it includes the input
 // matrix and everything else already resident (rss_before_MB says how much). Where the
 // reset is not possible it falls back to getrusage's ru_maxrss, the peak of the whole run
-// so far. Neither is RePair's memory alone: repair_working_MB (RepairStats) is.
+// so far. Neither is RePair's memory alone: repair_working_MB (RepairStats) is. The reset
+// also lowers what getrusage and `/usr/bin/time -v` report for the process afterwards.
 //
 // Time is manual (steady clock around kcla::compress); Google Benchmark stops after one
 // iteration when it takes longer than --benchmark_min_time (0.5 s by default), which big
