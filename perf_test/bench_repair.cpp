@@ -214,6 +214,7 @@ std::string with_commas(std::int64_t v) {
 }
 
 void print_table() {
+  std::printf("\n==== kcla compression (CSRV + RePair), B = 1 fp32 schedule bytes ====\n");
   std::printf(
       "\n| input | rows x cols | nnz | variant | \\|R\\| | \\|C\\| | L | w* | +pt | CSR MB | "
       "full array MB (vs CSR) | layered MB (vs CSR) | seconds: wall (RePair, CPU) | M nnz/s | "
