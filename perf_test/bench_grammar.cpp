@@ -4,6 +4,12 @@
 // multivector spmv on the host). Reports device bytes of each side, the ratios, and the
 // cost model's prediction next to the measurement.
 //
+// Host builds with SuiteSparse:GraphBLAS (KCLA_HAVE_GRAPHBLAS, set by perf_test/CMakeLists.txt
+// when libgraphblas-dev is found and CUDA is off) also measure GrB_mxv in plus-times
+// (fp32), Boolean and min-plus (fp32) against kcla's product in the same semiring on the
+// same matrix (GrammarMatrix<float>, default schedule); every GraphBLAS product ends in
+// GrB_wait(w, GrB_MATERIALIZE), so nothing is left pending when the clock stops.
+//
 //   kcla_bench_grammar [--kcla_matrix=A.h5,B.h5] [--kcla_batches=16,64] [benchmark flags]
 //
 // Matrices: kcla grammar files (.h5). Without any, a generated genotype-like panel.
@@ -27,6 +33,13 @@
 
 #if KCLA_HAVE_CUDA
 #include <kcla/detail/cusparse_csr.hpp>
+#endif
+
+#if KCLA_HAVE_GRAPHBLAS && !KCLA_HAVE_CUDA
+#define KCLA_BENCH_GRAPHBLAS 1
+#include "graphblas_reference.hpp"  // unit_test/: the tests' GraphBLAS reference
+#else
+#define KCLA_BENCH_GRAPHBLAS 0
 #endif
 
 namespace {
@@ -57,6 +70,14 @@ struct MatrixCase {
   std::map<std::string, Measured> results;
 #if KCLA_HAVE_CUDA
   std::unique_ptr<kcla::detail::CusparseCsr> vendor;
+#endif
+#if KCLA_BENCH_GRAPHBLAS
+  // The same matrix in GraphBLAS (FP32 for plus-times and min-plus, BOOL), the inputs of
+  // the Boolean and min-plus products, and GraphBLAS' results by semiring (host, dense).
+  std::unique_ptr<kcla::test::graphblas::Matrix> grb_fp32, grb_bool;
+  Kokkos::View<bool*, memory> x_bool;
+  vector_view x_min_plus;
+  std::map<std::string, std::vector<float>> grb_result;
 #endif
 };
 
@@ -207,6 +228,108 @@ void bench_kcla_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B,
   c->results[key] = {t, A.device_bytes(), kcla::to_string(A.schedule()), A.prediction().seconds};
 }
 
+#if KCLA_BENCH_GRAPHBLAS
+namespace grb = kcla::test::graphblas;
+
+template <class Semiring>
+struct SemiringInput;
+template <>
+struct SemiringInput<kcla::PlusTimes<float>> {
+  static const vector_view& x(const MatrixCase& c) { return c.x; }
+  static const grb::Matrix& matrix(const MatrixCase& c) { return *c.grb_fp32; }
+};
+template <>
+struct SemiringInput<kcla::Boolean> {
+  static const Kokkos::View<bool*, memory>& x(const MatrixCase& c) { return c.x_bool; }
+  static const grb::Matrix& matrix(const MatrixCase& c) { return *c.grb_bool; }
+};
+template <>
+struct SemiringInput<kcla::MinPlus<float>> {
+  static const vector_view& x(const MatrixCase& c) { return c.x_min_plus; }
+  static const grb::Matrix& matrix(const MatrixCase& c) { return *c.grb_fp32; }
+};
+
+// GrB_mxv in the GraphBLAS semiring of `Semiring`: the host baseline (registered first).
+template <class Semiring>
+void bench_graphblas_mxv(benchmark::State& state, MatrixCase* c) {
+  const auto& A = SemiringInput<Semiring>::matrix(*c);
+  grb::Mxv<Semiring> product(A);
+  {
+    auto xh =
+        Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), SemiringInput<Semiring>::x(*c));
+    std::vector<grb::host_value_t<Semiring>> u(xh.data(), xh.data() + xh.extent(0));
+    product.set_input(u);
+  }
+  const double t = time_products(state, [&] { product.run(); });
+  const auto w = product.result();
+  const std::string name = Semiring::name();
+  c->grb_result[name].assign(w.begin(), w.end());
+  c->results["graphblas_" + name] = {t, A.bytes(), "GrB_mxv", 0};
+  state.counters["host_MB"] = static_cast<double>(A.bytes()) / 1e6;
+  state.counters["csr_device_MB"] = static_cast<double>(c->csr.bytes()) / 1e6;
+}
+
+// kcla's product in the same semiring on the same matrix (GrammarMatrix<float>, default
+// schedule and launch), checked against GraphBLAS' w: Boolean and min-plus exactly.
+template <class Semiring>
+void bench_kcla_semiring(benchmark::State& state, MatrixCase* c) {
+  using T = typename Semiring::value_type;
+  const std::string name = Semiring::name();
+  kcla::GrammarMatrix<Scalar, memory> A(c->grammar);
+  const auto& x = SemiringInput<Semiring>::x(*c);
+  Kokkos::View<T*, memory> y("y", c->csr.num_rows);
+  const double t = time_products(state, [&] { kcla::multiply<Semiring>(exec(), A, x, y); });
+  const auto base_it = c->results.find("graphblas_" + name);
+  const auto want_it = c->grb_result.find(name);
+  if (base_it == c->results.end() || want_it == c->grb_result.end()) {
+    state.SkipWithError("the GraphBLAS baseline did not run");
+    return;
+  }
+  const auto& base = base_it->second;
+  const auto& want = want_it->second;
+  const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  std::int64_t mismatches = 0;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double g = static_cast<double>(got(i)), w = static_cast<double>(want[i]);
+    if (!(g == w)) ++mismatches;
+    if (std::isfinite(w)) {
+      num += (g - w) * (g - w);
+      den += w * w;
+    }
+  }
+  const double error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  const bool exact = !std::is_same<Semiring, kcla::PlusTimes<T>>::value;
+  state.counters["rel_error"] = error;
+  if (exact) state.counters["mismatches"] = static_cast<double>(mismatches);
+  if (exact ? mismatches > 0 : error > 1e-4)
+    state.SkipWithError("kcla result differs from GraphBLAS");
+  state.counters["device_MB"] = static_cast<double>(A.device_bytes()) / 1e6;
+  state.counters["graphblas_MB"] = static_cast<double>(base.bytes) / 1e6;
+  state.counters["footprint_vs_graphblas"] =
+      static_cast<double>(A.device_bytes()) /
+      static_cast<double>(std::max<std::int64_t>(1, base.bytes));
+  state.counters["speedup_vs_graphblas"] = t > 0 ? base.seconds / t : 0;
+  std::ostringstream detail;
+  detail << kcla::to_string(A.schedule()) << "/" << kcla::to_string(A.prediction().launch);
+  state.SetLabel(detail.str());
+  c->results["kcla_" + name] = {t, A.device_bytes(), detail.str(), A.prediction().seconds};
+}
+
+template <class Semiring>
+void register_graphblas_pair(MatrixCase* c) {
+  const std::string suffix = c->name + "/" + Semiring::name();
+  benchmark::RegisterBenchmark(("graphblas_mxv/" + suffix).c_str(), bench_graphblas_mxv<Semiring>,
+                               c)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(("kcla_semiring/" + suffix).c_str(), bench_kcla_semiring<Semiring>,
+                               c)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+#endif
+
 std::unique_ptr<MatrixCase> load_case(const std::string& path,
                                       const std::vector<std::int64_t>& batches) {
   auto c = std::make_unique<MatrixCase>();
@@ -219,7 +342,14 @@ std::unique_ptr<MatrixCase> load_case(const std::string& path,
     c->grammar = kcla::read_grammar_hdf5(path);
   }
   c->metrics = kcla::compute_metrics(c->grammar);
-  c->csr = kcla::to_device_csr<Scalar, memory>(c->grammar.decompress());
+  {
+    const auto host_csr = c->grammar.decompress();
+    c->csr = kcla::to_device_csr<Scalar, memory>(host_csr);
+#if KCLA_BENCH_GRAPHBLAS
+    c->grb_fp32 = std::make_unique<kcla::test::graphblas::Matrix>(host_csr, GrB_FP32);
+    c->grb_bool = std::make_unique<kcla::test::graphblas::Matrix>(host_csr, GrB_BOOL);
+#endif
+  }
 #if KCLA_HAVE_CUDA
   c->vendor = std::make_unique<kcla::detail::CusparseCsr>(
       c->csr.num_rows, c->csr.num_cols, c->csr.nnz(), c->csr.row_offsets.data(),
@@ -233,6 +363,20 @@ std::unique_ptr<MatrixCase> load_case(const std::string& path,
   auto xh = Kokkos::create_mirror_view(c->x);
   for (std::size_t j = 0; j < xh.extent(0); ++j) xh(j) = u(gen);
   Kokkos::deep_copy(c->x, xh);
+#if KCLA_BENCH_GRAPHBLAS
+  // Dense inputs (every entry present in GraphBLAS' u): about half the Boolean ones true,
+  // min-plus distances in [0, 10).
+  c->x_bool = Kokkos::View<bool*, memory>("x_bool", c->csr.num_cols);
+  c->x_min_plus = vector_view("x_min_plus", c->csr.num_cols);
+  auto xbh = Kokkos::create_mirror_view(c->x_bool);
+  auto xmh = Kokkos::create_mirror_view(c->x_min_plus);
+  for (std::size_t j = 0; j < xh.extent(0); ++j) {
+    xbh(j) = xh(j) > 0;
+    xmh(j) = 10 * std::abs(xh(j));
+  }
+  Kokkos::deep_copy(c->x_bool, xbh);
+  Kokkos::deep_copy(c->x_min_plus, xmh);
+#endif
   for (auto B : batches) {
     c->X[B] = block_view("X", c->csr.num_cols, B);
     c->Y_csr[B] = block_view("Y_csr", c->csr.num_rows, B);
@@ -278,6 +422,22 @@ void print_summary(const std::vector<std::int64_t>& batches) {
               (long long)B, key.c_str(), r.seconds / B * 1e3, vb.seconds / r.seconds, r.bytes / 1e6,
               r.predicted_seconds / B * 1e3);
     }
+#if KCLA_BENCH_GRAPHBLAS
+    std::printf("  vs SuiteSparse:GraphBLAS %d.%d.%d GrB_mxv (host, fp32 / bool):\n",
+                GxB_IMPLEMENTATION_MAJOR, GxB_IMPLEMENTATION_MINOR, GxB_IMPLEMENTATION_SUB);
+    for (const char* semiring : {"plus_times", "boolean", "min_plus"}) {
+      const std::string name = semiring;
+      if (!c->results.count("graphblas_" + name) || !c->results.count("kcla_" + name)) continue;
+      const auto& gb = c->results.at("graphblas_" + name);
+      const auto& k = c->results.at("kcla_" + name);
+      std::printf(
+          "  %-10s GraphBLAS %9.4f ms  %8.2f MB | kcla %9.4f ms  %8.2f MB  [%s]  speedup "
+          "%.2fx  footprint 1/%.1f\n",
+          semiring, gb.seconds * 1e3, gb.bytes / 1e6, k.seconds * 1e3, k.bytes / 1e6,
+          k.detail.c_str(), k.seconds > 0 ? gb.seconds / k.seconds : 0.0,
+          static_cast<double>(gb.bytes) / std::max<std::int64_t>(1, k.bytes));
+    }
+#endif
   }
 }
 
@@ -294,6 +454,9 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
+#if KCLA_BENCH_GRAPHBLAS
+  kcla::test::graphblas::initialize();
+#endif
   std::vector<std::string> matrices;
   std::vector<std::int64_t> batches{16, 64};
   std::vector<char*> rest;
@@ -363,10 +526,19 @@ int main(int argc, char** argv) {
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
     }
+#if KCLA_BENCH_GRAPHBLAS
+    // Each semiring: the GraphBLAS baseline, then kcla.
+    register_graphblas_pair<kcla::PlusTimes<Scalar>>(c);
+    register_graphblas_pair<kcla::Boolean>(c);
+    register_graphblas_pair<kcla::MinPlus<Scalar>>(c);
+#endif
   }
   benchmark::RunSpecifiedBenchmarks();
   print_summary(batches);
   benchmark::Shutdown();
   g_cases.clear();
+#if KCLA_BENCH_GRAPHBLAS
+  kcla::test::graphblas::finalize();
+#endif
   return 0;
 }
