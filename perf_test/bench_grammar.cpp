@@ -132,6 +132,7 @@ void bench_kcla_spmv(benchmark::State& state, MatrixCase* c, kcla::SweepSchedule
   if (error > 1e-4) state.SkipWithError("kcla result differs from the CSR product");
   const auto& base = c->results["csr_spmv"];
   state.counters["rel_error"] = error;
+  state.counters["nnz"] = static_cast<double>(c->metrics.nnz);
   state.counters["device_MB"] = static_cast<double>(A.device_bytes()) / 1e6;
   state.counters["csr_device_MB"] = static_cast<double>(base.bytes) / 1e6;
   state.counters["footprint_vs_csr"] = static_cast<double>(A.device_bytes()) /
