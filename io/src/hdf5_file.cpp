@@ -14,9 +14,6 @@ namespace kcla::detail {
 
 namespace {
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // 1 Ti elements: beyond = hostile
-}
-
-namespace {
 
 /// Whether every element of a one-dimensional dataset of n elements has storage (a
 /// chunked dataset: every chunk, each in its place).
