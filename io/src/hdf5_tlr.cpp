@@ -159,7 +159,6 @@ struct RawBuffer {
   RawBuffer(std::int64_t count, ScalarKind kind)
       : words((static_cast<std::size_t>(count) * element_bytes(kind) + 7) / 8) {}
   void* data() { return words.data(); }
-  const void* data() const { return words.data(); }
 };
 
 void write_factors(const Hdf5File& file, hid_t group, const std::string& name, ScalarKind kind,
