@@ -57,5 +57,7 @@ int run_compress(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_multiply(int argc, char** argv);
 int run_demo(int argc, char** argv);
+/// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
+int run_tlr(int argc, char** argv);
 
 }  // namespace kcla::cli

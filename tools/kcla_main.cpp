@@ -18,6 +18,9 @@ commands:
                           mm-repair) into a kcla grammar file
   info FILE               structure of a grammar: |R|, |C|, depth, widths, bytes vs CSR
   multiply FILE           y = M x (or Y = M X) on the grammar, timed; --verify checks it
+  tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
+                          dense matrix, at a tolerance), `tlr info`, `tlr gemm` (timed
+                          C = alpha op(A) op(B) + beta C, --verify)
   demo                    the main job on an embedded genotype panel: compress,
                           multiply on the best back end, verify against CSR, report
   version                 version and build configuration
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
     if (command == "info") return kcla::cli::run_info(argc, argv);
     if (command == "multiply") return kcla::cli::run_multiply(argc, argv);
     if (command == "demo") return kcla::cli::run_demo(argc, argv);
+    if (command == "tlr") return kcla::cli::run_tlr(argc, argv);
     if (command == "version" || command == "--version") {
       kcla::print_configuration(std::cout);
       return kcla::cli::ok;

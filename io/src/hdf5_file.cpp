@@ -4,14 +4,66 @@
 
 #include <kcla/detail/hdf5_handle.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <new>
+#include <type_traits>
 
 namespace kcla::detail {
 
 namespace {
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // 1 Ti elements: beyond = hostile
+
+/// Whether every element of a one-dimensional dataset of n elements has storage (a
+/// chunked dataset: every chunk, each in its place).
+bool fully_stored(hid_t set, hsize_t n, std::size_t element_size) {
+  Hdf5Handle plist(H5Dget_create_plist(set), H5Pclose);
+  if (!plist.valid()) return false;
+  switch (H5Pget_layout(plist.get())) {
+    case H5D_COMPACT:
+      return true;
+    case H5D_CONTIGUOUS:
+      return H5Dget_storage_size(set) >= n * element_size;
+    case H5D_CHUNKED: {
+#if H5_VERSION_GE(1, 10, 5)
+      hsize_t chunk = 0, chunks = 0;
+      if (H5Pget_chunk(plist.get(), 1, &chunk) != 1 || chunk == 0) return false;
+      Hdf5Handle space(H5Dget_space(set), H5Sclose);
+      if (!space.valid() || H5Dget_num_chunks(set, space.get(), &chunks) < 0) return false;
+      if (chunks != (n + chunk - 1) / chunk) return false;
+      // The index must hold exactly the chunks at 0, chunk, 2 chunk, ...: a corrupt key
+      // can move a chunk outside the extent, and its place would read as fill values.
+      for (hsize_t k = 0; k < chunks; ++k) {
+        hsize_t offset = k * chunk, size = 0;
+        unsigned mask = 0;
+        haddr_t address = HADDR_UNDEF;
+        if (H5Dget_chunk_info_by_coord(set, &offset, &mask, &address, &size) < 0 ||
+            address == HADDR_UNDEF || size == 0)
+          return false;
+      }
+      return true;
+#else
+      return H5Dget_storage_size(set) > 0;
+#endif
+    }
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+bool hdf5_type_matches(hid_t type, hid_t native) {
+  Hdf5Quiet quiet;
+  if (type < 0) return false;
+  if (H5Tequal(type, native) > 0) return true;
+  Hdf5Handle swapped(H5Tcopy(native), H5Tclose);
+  if (!swapped.valid()) return false;
+  const H5T_order_t order = H5Tget_order(native);
+  if (H5Tset_order(swapped.get(), order == H5T_ORDER_LE ? H5T_ORDER_BE : H5T_ORDER_LE) < 0)
+    return false;
+  return H5Tequal(type, swapped.get()) > 0;
 }
 
 Hdf5File Hdf5File::create(const std::string& path, const std::string& display_name) {
@@ -54,10 +106,10 @@ Hdf5Handle Hdf5File::open_group(const std::string& path) const {
 }
 
 template <class T>
-void Hdf5File::write_dataset(hid_t group, const std::string& name,
-                             const std::vector<T>& data) const {
+void Hdf5File::write_dataset(hid_t group, const std::string& name, const T* data,
+                             std::int64_t length) const {
   Hdf5Quiet quiet;
-  const hsize_t n = data.size();
+  const hsize_t n = static_cast<hsize_t>(length);
   Hdf5Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   Hdf5Handle props(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   if (n > 0) {
@@ -72,8 +124,7 @@ void Hdf5File::write_dataset(hid_t group, const std::string& name,
                             props.get(), H5P_DEFAULT),
                  H5Dclose);
   if (!set.valid()) fail(name, "cannot create dataset");
-  if (n > 0 &&
-      H5Dwrite(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
+  if (n > 0 && H5Dwrite(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     fail(name, "write failed");
 }
 
@@ -93,29 +144,40 @@ std::int64_t Hdf5File::dataset_length(hid_t group, const std::string& name) cons
 }
 
 template <class T>
+void Hdf5File::read_dataset_into(hid_t group, const std::string& name, T* out,
+                                 std::int64_t length) const {
+  const std::int64_t n = dataset_length(group, name);
+  if (n != length)
+    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(length));
+  Hdf5Quiet quiet;
+  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
+  if (!hdf5_type_matches(type.get(), hdf5_native_type<T>()))
+    fail(name, std::string("wrong element type (expected ") +
+                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
+                   std::to_string(sizeof(T)) + " bytes)");
+  // kcla writes every element; chunks missing from the index (a corrupt index, a dataset
+  // declared but never written) would silently read as fill values.
+  if (n > 0 && !fully_stored(set.get(), static_cast<hsize_t>(n), sizeof(T)))
+    fail(name, "data missing (unwritten or unindexed chunks: corrupt or truncated file)");
+  if (n > 0 && H5Dread(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+    fail(name, "read failed (checksum mismatch or corrupt data)");
+}
+
+template <class T>
 std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
                                       std::int64_t expected_length) const {
   const std::int64_t n = dataset_length(group, name);
   if (expected_length >= 0 && n != expected_length)
     fail(name,
          "has " + std::to_string(n) + " elements, expected " + std::to_string(expected_length));
-  Hdf5Quiet quiet;
-  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
-  Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
-  const H5T_class_t want = std::is_floating_point<T>::value ? H5T_FLOAT : H5T_INTEGER;
-  if (H5Tget_class(type.get()) != want || H5Tget_size(type.get()) != sizeof(T))
-    fail(name, std::string("wrong element type (expected ") +
-                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
-                   std::to_string(sizeof(T)) + " bytes)");
   std::vector<T> data;
   try {
     data.resize(static_cast<std::size_t>(n));
   } catch (const std::bad_alloc&) {
     fail(name, "cannot allocate " + std::to_string(n) + " elements");
   }
-  if (n > 0 &&
-      H5Dread(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data()) < 0)
-    fail(name, "read failed (checksum mismatch or corrupt data)");
+  read_dataset_into(group, name, data.data(), n);
   return data;
 }
 
@@ -170,22 +232,16 @@ std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name)
   return value;
 }
 
-template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<double>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&, const std::vector<float>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&,
-                                      const std::vector<std::int32_t>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&,
-                                      const std::vector<std::int64_t>&) const;
-template void Hdf5File::write_dataset(hid_t, const std::string&,
-                                      const std::vector<std::uint16_t>&) const;
-template std::vector<double> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
-template std::vector<float> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
-template std::vector<std::int32_t> Hdf5File::read_dataset(hid_t, const std::string&,
-                                                          std::int64_t) const;
-template std::vector<std::int64_t> Hdf5File::read_dataset(hid_t, const std::string&,
-                                                          std::int64_t) const;
-template std::vector<std::uint16_t> Hdf5File::read_dataset(hid_t, const std::string&,
-                                                           std::int64_t) const;
+#define KCLA_HDF5_INSTANTIATE(T)                                                                  \
+  template void Hdf5File::write_dataset(hid_t, const std::string&, const T*, std::int64_t) const; \
+  template void Hdf5File::read_dataset_into(hid_t, const std::string&, T*, std::int64_t) const;   \
+  template std::vector<T> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
+KCLA_HDF5_INSTANTIATE(double)
+KCLA_HDF5_INSTANTIATE(float)
+KCLA_HDF5_INSTANTIATE(std::int32_t)
+KCLA_HDF5_INSTANTIATE(std::int64_t)
+KCLA_HDF5_INSTANTIATE(std::uint16_t)
+#undef KCLA_HDF5_INSTANTIATE
 
 }  // namespace kcla::detail
 

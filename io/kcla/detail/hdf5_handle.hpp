@@ -80,6 +80,11 @@ inline hid_t hdf5_native_type<std::uint16_t>() {
   return H5T_NATIVE_UINT16;
 }
 
+/// True when the file datatype `type` is the native type `native` in either byte order
+/// (same class, size, sign and bit layout: a float type with other exponent or mantissa
+/// fields, as a corrupt file may declare, does not match).
+bool hdf5_type_matches(hid_t type, hid_t native);
+
 /// A writer/reader context bound to one file path (for error messages).
 class Hdf5File {
  public:
@@ -98,10 +103,20 @@ class Hdf5File {
   Hdf5Handle open_group(const std::string& path) const;
 
   template <class T>
-  void write_dataset(hid_t group, const std::string& name, const std::vector<T>& data) const;
+  void write_dataset(hid_t group, const std::string& name, const std::vector<T>& data) const {
+    write_dataset(group, name, data.data(), static_cast<std::int64_t>(data.size()));
+  }
+  /// `length` elements at `data` (chunked, shuffled, deflated, Fletcher32).
+  template <class T>
+  void write_dataset(hid_t group, const std::string& name, const T* data,
+                     std::int64_t length) const;
   template <class T>
   std::vector<T> read_dataset(hid_t group, const std::string& name,
                               std::int64_t expected_length = -1) const;
+  /// Reads a dataset of exactly `length` elements into caller memory (type, length and
+  /// checksums checked).
+  template <class T>
+  void read_dataset_into(hid_t group, const std::string& name, T* out, std::int64_t length) const;
   /// Number of elements of a rank-1 dataset, without reading it.
   std::int64_t dataset_length(hid_t group, const std::string& name) const;
 
