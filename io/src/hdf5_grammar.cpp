@@ -2,10 +2,12 @@
 #include <kcla/hdf5_grammar.hpp>
 
 #include <fstream>
+#include <new>
 
 #if KCLA_HAVE_HDF5
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/detail/hdf5_handle.hpp>
+#include <kcla/detail/memory_limit.hpp>
 #endif
 
 namespace kcla {
@@ -44,7 +46,7 @@ void write_grammar_hdf5(const std::string& path, const Grammar& g) {
   });
 }
 
-Grammar read_grammar_hdf5(const std::string& path) {
+Grammar read_grammar_hdf5(const std::string& path) try {
   auto file = detail::Hdf5File::open(path);
   auto group = file.open_group(kGroup);
   const auto format = file.read_string_attribute(group.get(), "format");
@@ -77,6 +79,8 @@ Grammar read_grammar_hdf5(const std::string& path) {
     throw FormatError(path, std::string("inconsistent content: ") + e.what());
   }
   return g;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 #else

@@ -1,6 +1,7 @@
 #include <kcla/plink.hpp>
 
 #include <kcla/detail/line_reader.hpp>
+#include <kcla/detail/memory_limit.hpp>
 #include <kcla/detail/text_fields.hpp>
 
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 #include <numeric>
 
 namespace kcla {
@@ -95,7 +97,7 @@ std::string plink_base_name(const std::string& path) {
   return path;
 }
 
-PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) {
+PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) try {
   const std::string base = plink_base_name(path);
   const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
   PlinkGenotypes result;
@@ -169,6 +171,8 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
                  });
                });
   return result;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 }  // namespace kcla
