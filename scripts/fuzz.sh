@@ -40,14 +40,14 @@ fi
 start=$SECONDS
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   log "configuring $build_dir (clang, Kokkos at $kokkos_root)"
+  mkdir -p "$build_dir"
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
     -DKokkos_ROOT="$kokkos_root" -DKokkosKernels_ROOT="$kokkos_root" \
     -DKCLA_ENABLE_FUZZING=ON -DKCLA_ENABLE_WERROR=ON -DKCLA_ENABLE_TESTS=OFF \
     -DKCLA_ENABLE_BENCHMARKS=OFF -DKCLA_ENABLE_EXAMPLES=OFF -DKCLA_ENABLE_TOOLS=OFF \
     -DKCLA_ENABLE_MPI=OFF -DKCLA_ENABLE_HTSLIB=OFF -DKCLA_ENABLE_GRAPHBLAS=OFF \
-    >"$build_dir.configure.log" 2>&1 || { tail -30 "$build_dir.configure.log"; die "configure failed"; }
-  mv "$build_dir.configure.log" "$build_dir/configure.log"
+    >"$build_dir/configure.log" 2>&1 || { tail -30 "$build_dir/configure.log"; die "configure failed"; }
 fi
 log "building the fuzz targets (-j$jobs)"
 cmake --build "$build_dir" --target kcla_fuzz -j "$jobs"
@@ -120,7 +120,7 @@ for t in "${targets[@]}"; do
                  -rss_limit_mb=2048 "$input" 2>&1) && { n_gone=$((n_gone + 1)); continue; }
       # The first frame of the first stack that is not an allocator or memory interceptor.
       first_frame=$(grep -E '^ *#[0-9]+ ' <<<"$replay" |
-        grep -m1 -vE ' in (malloc|calloc|realloc|free|operator new|operator delete|mem(cpy|move|set)|__interceptor_[a-z_]+|__asan_[a-z_0-9]+) ' || true)
+        grep -m1 -vE ' in (malloc|calloc|realloc|free|operator new|operator delete|mem(cpy|move|set)|__(mem|str)[a-z_0-9]*|__interceptor_[a-z_]+|__asan_[a-z_0-9]+) ' || true)
       if grep -q "$upstream" <<<"$first_frame" && ! grep -q "kcla fuzz finding" <<<"$replay"; then
         n_upstream=$((n_upstream + 1))
         echo "$input: $first_frame" >>"$artifacts/upstream.txt"

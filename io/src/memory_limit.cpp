@@ -32,10 +32,12 @@ void check_allocation(const std::string& file, const std::string& what, std::uin
                       std::uint64_t element_bytes) {
   const std::uint64_t limit = allocation_limit_bytes();
   if (element_bytes != 0 && count > limit / element_bytes)
-    throw FormatError(file, what + " would need " + std::to_string(count) + " x " +
-                                std::to_string(element_bytes) + " bytes, more than the " +
-                                std::to_string(limit >> 20) +
-                                " MiB of memory available (corrupt size?)");
+    throw FormatError(
+        file,
+        what + " would need " + std::to_string(count) + " x " + std::to_string(element_bytes) +
+            " bytes, more than the " + std::to_string(limit >> 20) + " MiB of memory " +
+            (limit < physical_memory_bytes() ? "KCLA_MEMORY_LIMIT_MB allows" : "this machine has") +
+            " (corrupt size?)");
 }
 
 void throw_out_of_memory(const std::string& file) {
