@@ -237,6 +237,53 @@ TEST(HostileInput, OutOfMemoryIsAFormatError) {
   EXPECT_EXIT(read_with_little_memory(path), ::testing::ExitedWithCode(0), "");
 }
 
+/// 64 rules, each doubling the one before: 2^64 terminals in one row of 1000 columns.
+kcla::Grammar grammar_bomb() {
+  kcla::Grammar g;
+  g.num_rows = 1;
+  g.num_cols = 1000;
+  g.values = {1.0};
+  g.terminal_values = {0};
+  g.terminal_columns = {0};
+  g.rule_left = {0};
+  g.rule_right = {0};
+  for (kcla::symbol_t i = 1; i < 64; ++i) {
+    g.rule_left.push_back(i);
+    g.rule_right.push_back(i);
+  }
+  g.sequence = {64};
+  g.row_offsets = {0, 1};
+  return g;
+}
+
+// A grammar bomb passes Grammar::validate, and the readers returned it; expansion_lengths
+// and decompress then overflowed int64 (`kcla info` showed nnz 0, `kcla multiply --verify`
+// died writing 2^64 entries into an empty array). No rule or row of a matrix grammar
+// expands to more terminals than there are columns.
+TEST(HostileInput, GrammarBomb) {
+  kcla::test::TempDir tmp;
+  const auto bomb = grammar_bomb();
+  ASSERT_NO_THROW(bomb.validate());
+  const auto base = tmp.path("bomb");
+  kcla::write_mm_repair(base, bomb);
+  EXPECT_TRUE(throws_with<FormatError>(
+      [&] { kcla::read_mm_repair(base, 1000); },
+      {base + ".vc.R", "rule 9 expands to more than 1000 terminals, the column count"}));
+  // Short rules, but a row longer than the matrix is wide.
+  auto wide_row = kcla::test::paper_grammar();
+  wide_row.sequence.insert(wide_row.sequence.begin(), wide_row.sequence.front());
+  for (std::size_t r = 1; r < wide_row.row_offsets.size(); ++r) ++wide_row.row_offsets[r];
+  kcla::write_mm_repair(base, wide_row);
+  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_mm_repair(base, 7); },
+                                       {base + ".vc.C", "row 0 expands to more than 7"}));
+#if KCLA_HAVE_HDF5
+  const auto h5 = tmp.path("bomb.h5");
+  kcla::write_grammar_hdf5(h5, bomb);
+  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_grammar_hdf5(h5); },
+                                       {h5, "rule 9 expands to more than 1000 terminals"}));
+#endif
+}
+
 #if KCLA_HAVE_HDF5
 /// The grammar layout of docs/format.md with `defect` applied (cf. test_hdf5_grammar.cpp).
 void write_hostile_hdf5(const std::string& path, const std::string& defect) {

@@ -6,6 +6,7 @@
 
 #if KCLA_HAVE_HDF5
 #include <kcla/detail/atomic_file.hpp>
+#include <kcla/detail/grammar_checks.hpp>
 #include <kcla/detail/hdf5_handle.hpp>
 #include <kcla/detail/memory_limit.hpp>
 #endif
@@ -78,6 +79,7 @@ Grammar read_grammar_hdf5(const std::string& path) try {
   } catch (const InvalidArgument& e) {
     throw FormatError(path, std::string("inconsistent content: ") + e.what());
   }
+  detail::check_expansion_lengths(path, path, g);
   return g;
 } catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
   detail::throw_out_of_memory(path);

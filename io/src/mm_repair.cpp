@@ -2,6 +2,7 @@
 
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/detail/binary_file.hpp>
+#include <kcla/detail/grammar_checks.hpp>
 #include <kcla/detail/memory_limit.hpp>
 
 #include <algorithm>
@@ -130,6 +131,7 @@ Grammar read_mm_repair(const std::string& base, std::int64_t num_cols) try {
     }
   }
   g.num_rows = static_cast<std::int64_t>(g.row_offsets.size()) - 1;
+  detail::check_expansion_lengths(rules_path, seq_path, g);
   return g;
 } catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
   detail::throw_out_of_memory(base);
