@@ -62,6 +62,11 @@ read -r -a targets <<<"${KCLA_FUZZ_TARGETS:-${built[*]}}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
+# The targets' scratch files (and fork mode's) go under the build folder: a crashing
+# input leaves its scratch folder behind.
+export TMPDIR=$build_dir/tmp
+mkdir -p "$TMPDIR"
+
 failed=()
 summary=()
 for t in "${targets[@]}"; do
