@@ -3,6 +3,7 @@
 #if KCLA_HAVE_HDF5
 
 #include <kcla/detail/hdf5_handle.hpp>
+#include <kcla/detail/memory_limit.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -79,7 +80,10 @@ Hdf5File Hdf5File::open(const std::string& path) {
   Hdf5Quiet quiet;
   Hdf5File f;
   f.name_ = path;
-  if (!std::filesystem::exists(path)) f.fail("", "no such file");
+  // The error_code overload: the throwing one lets std::filesystem_error escape for a
+  // path it cannot stat (a name too long, a folder without permission).
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) f.fail("", error ? error.message() : "no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) f.fail("", "not an HDF5 file");
   // Strong close: closing the file also closes anything a failed read left open inside
   // it (corrupt files can otherwise keep HDF5 objects alive until exit).
@@ -171,6 +175,10 @@ std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
   if (expected_length >= 0 && n != expected_length)
     fail(name,
          "has " + std::to_string(n) + " elements, expected " + std::to_string(expected_length));
+  // A dataset without stored chunks reads as fill values, so a file of a few KiB can
+  // declare billions of elements: bound n by memory before allocating (below 2^40, an
+  // overcommitting kernel grants the vector and then kills the process filling it).
+  check_allocation(name_, "'" + name + "'", static_cast<std::uint64_t>(n), sizeof(T));
   std::vector<T> data;
   try {
     data.resize(static_cast<std::size_t>(n));
@@ -204,6 +212,14 @@ void Hdf5File::write_attribute(hid_t object, const std::string& name, std::int64
     fail(name, "cannot write attribute");
 }
 
+void Hdf5File::require_one_element(hid_t attribute, const std::string& name) const {
+  // H5Aread writes every element of the attribute's dataspace: an array attribute read
+  // into one value would overflow the buffer.
+  Hdf5Handle space(H5Aget_space(attribute), H5Sclose);
+  if (!space.valid() || H5Sget_simple_extent_npoints(space.get()) != 1)
+    fail(name, "attribute is not a single value");
+}
+
 std::string Hdf5File::read_string_attribute(hid_t object, const std::string& name) const {
   Hdf5Quiet quiet;
   if (H5Aexists(object, name.c_str()) <= 0) fail(name, "attribute missing");
@@ -211,6 +227,7 @@ std::string Hdf5File::read_string_attribute(hid_t object, const std::string& nam
   Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) > 0)
     fail(name, "attribute is not a fixed-length string");
+  require_one_element(attr.get(), name);
   const std::size_t size = H5Tget_size(type.get());
   if (size == 0 || size > 4096) fail(name, "attribute string of absurd size");
   std::string value(size, '\0');
@@ -227,6 +244,7 @@ std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name)
   Hdf5Handle attr(H5Aopen(object, name.c_str(), H5P_DEFAULT), H5Aclose);
   Hdf5Handle type(H5Aget_type(attr.get()), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_INTEGER) fail(name, "attribute is not an integer");
+  require_one_element(attr.get(), name);
   std::int64_t value = 0;
   if (H5Aread(attr.get(), H5T_NATIVE_INT64, &value) < 0) fail(name, "cannot read attribute");
   return value;

@@ -2,10 +2,13 @@
 #include <kcla/hdf5_grammar.hpp>
 
 #include <fstream>
+#include <new>
 
 #if KCLA_HAVE_HDF5
 #include <kcla/detail/atomic_file.hpp>
+#include <kcla/detail/grammar_checks.hpp>
 #include <kcla/detail/hdf5_handle.hpp>
+#include <kcla/detail/memory_limit.hpp>
 #endif
 
 namespace kcla {
@@ -44,7 +47,7 @@ void write_grammar_hdf5(const std::string& path, const Grammar& g) {
   });
 }
 
-Grammar read_grammar_hdf5(const std::string& path) {
+Grammar read_grammar_hdf5(const std::string& path) try {
   auto file = detail::Hdf5File::open(path);
   auto group = file.open_group(kGroup);
   const auto format = file.read_string_attribute(group.get(), "format");
@@ -76,7 +79,10 @@ Grammar read_grammar_hdf5(const std::string& path) {
   } catch (const InvalidArgument& e) {
     throw FormatError(path, std::string("inconsistent content: ") + e.what());
   }
+  detail::check_expansion_lengths(path, path, g);
   return g;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 #else

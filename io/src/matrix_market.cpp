@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <limits>
+#include <new>
 
 namespace kcla {
 
@@ -69,6 +70,10 @@ Banner parse_banner(detail::LineReader& in) {
   } else {
     in.fail("unknown symmetry '" + std::string(f[4]) + "'");
   }
+  // As in the format's reference reader (mmio.c, mm_is_valid): a pattern has no values to
+  // negate. Accepting it also reported a stale value field for a diagonal entry.
+  if (b.field == Field::pattern && b.symmetry == Symmetry::skew_symmetric)
+    in.fail("a 'pattern' matrix cannot be 'skew-symmetric' (it has no values to negate)");
   return b;
 }
 
@@ -81,7 +86,7 @@ bool next_content_line(detail::LineReader& in, std::string_view& line) {
 
 }  // namespace
 
-CsrMatrix<double> read_matrix_market(const std::string& path) {
+CsrMatrix<double> read_matrix_market(const std::string& path) try {
   detail::LineReader in(path);
   const Banner banner = parse_banner(in);
   const bool mirrored = banner.symmetry != Symmetry::general;
@@ -99,8 +104,9 @@ CsrMatrix<double> read_matrix_market(const std::string& path) {
   if (mirrored && rows != cols)
     in.fail("a symmetric or skew-symmetric matrix must be square, not " + std::to_string(rows) +
             " x " + std::to_string(cols));
+  // Two arrays of rows + 1 offsets: the result's and csr_from_coo's scatter cursors.
   detail::check_allocation(path, "row offsets for " + std::to_string(rows) + " rows",
-                           static_cast<std::uint64_t>(rows) + 1, sizeof(std::int64_t));
+                           static_cast<std::uint64_t>(rows) + 1, 2 * sizeof(std::int64_t));
   // Each entry takes a line of at least "i j\n" (pattern) or "i j v\n": a declared count
   // the rest of the file cannot hold is an error now, before reserving anything.
   const std::uint64_t min_line = banner.field == Field::pattern ? 4 : 6;
@@ -160,6 +166,8 @@ CsrMatrix<double> read_matrix_market(const std::string& path) {
   if (next_content_line(in, line))
     in.fail("more entries than the " + std::to_string(declared) + " declared in the size line");
   return detail::csr_from_coo(rows, cols, std::move(entries));
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 void write_matrix_market(const std::string& path, const CsrMatrix<double>& a) {

@@ -2,9 +2,12 @@
 
 #include <kcla/detail/csr_assembly.hpp>
 #include <kcla/detail/line_reader.hpp>
+#include <kcla/detail/memory_limit.hpp>
 #include <kcla/detail/text_fields.hpp>
 
+#include <algorithm>
 #include <limits>
+#include <new>
 
 namespace kcla {
 
@@ -19,7 +22,7 @@ bool next_non_comment(detail::LineReader& in, std::string_view& line) {
 
 }  // namespace
 
-CsrMatrix<double> read_metis_graph(const std::string& path) {
+CsrMatrix<double> read_metis_graph(const std::string& path) try {
   detail::LineReader in(path);
   std::string_view line;
   do {
@@ -48,24 +51,32 @@ CsrMatrix<double> read_metis_graph(const std::string& path) {
   if (n > std::numeric_limits<std::int32_t>::max())
     in.fail(std::to_string(n) + " vertices: kcla supports at most 2^31-1 columns");
   // A vertex takes a line of at least "\n", an adjacency entry at least "k ": bound both by
-  // what the rest of the file could hold before allocating anything.
+  // what the rest of the file could hold before allocating anything. A pipe has no known
+  // size (remaining_bytes() is UINT64_MAX): then only 2m must fit in an int64, and the
+  // reservations below stay modest.
   const std::uint64_t remaining = in.remaining_bytes();
-  if (static_cast<std::uint64_t>(n) > remaining + 1)
+  const bool sized = remaining != std::numeric_limits<std::uint64_t>::max();
+  if (sized && static_cast<std::uint64_t>(n) > remaining + 1)
     in.fail("declares " + std::to_string(n) + " vertices, but the " + std::to_string(remaining) +
             " bytes after the header hold at most " + std::to_string(remaining + 1) + " lines");
   const std::uint64_t entry_bytes = has_edge_weights ? 4 : 2;
-  if (static_cast<std::uint64_t>(m) > (remaining + 1) / entry_bytes / 2)
-    in.fail("declares " + std::to_string(m) + " edges, but the " + std::to_string(remaining) +
-            " bytes after the header hold at most " +
-            std::to_string((remaining + 1) / entry_bytes / 2));
+  const std::uint64_t max_edges =
+      sized ? (remaining + 1) / entry_bytes / 2 : std::numeric_limits<std::int64_t>::max() / 2;
+  if (static_cast<std::uint64_t>(m) > max_edges)
+    in.fail("declares " + std::to_string(m) + " edges, but " +
+            (sized ? "the " + std::to_string(remaining) + " bytes after the header hold"
+                   : std::string("kcla supports")) +
+            " at most " + std::to_string(max_edges));
   if (!has_vertex_weights) ncon = 0;  // ncon only counts when fmt has vertex weights
   const std::size_t skipped = (has_sizes ? 1 : 0) + static_cast<std::size_t>(ncon);
 
   CsrMatrix<double> a;
   a.num_rows = a.num_cols = n;
-  a.row_offsets.reserve(static_cast<std::size_t>(n) + 1);
-  a.column_indices.reserve(static_cast<std::size_t>(2 * m));
-  a.values.reserve(static_cast<std::size_t>(2 * m));
+  const std::uint64_t cap = sized ? std::numeric_limits<std::uint64_t>::max() : 1u << 24;
+  a.row_offsets.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(n + 1, cap)));
+  const auto entries = static_cast<std::size_t>(std::min<std::uint64_t>(2 * m, cap));
+  a.column_indices.reserve(entries);
+  a.values.reserve(entries);
   std::string_view field;
   for (std::int64_t v = 0; v < n; ++v) {
     if (!next_non_comment(in, line))
@@ -100,6 +111,8 @@ CsrMatrix<double> read_metis_graph(const std::string& path) {
       in.fail("more vertex lines than the " + std::to_string(n) + " declared");
   detail::canonicalize_rows(a);
   return a;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 }  // namespace kcla

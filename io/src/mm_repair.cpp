@@ -2,9 +2,12 @@
 
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/detail/binary_file.hpp>
+#include <kcla/detail/grammar_checks.hpp>
+#include <kcla/detail/memory_limit.hpp>
 
 #include <algorithm>
 #include <limits>
+#include <new>
 
 namespace kcla {
 
@@ -34,7 +37,7 @@ struct SymbolSpace {
 
 }  // namespace
 
-Grammar read_mm_repair(const std::string& base, std::int64_t num_cols) {
+Grammar read_mm_repair(const std::string& base, std::int64_t num_cols) try {
   if (num_cols < 0 || num_cols > int32_max)
     throw InvalidArgument("read_mm_repair(" + base + "): num_cols " + std::to_string(num_cols) +
                           " outside [0, 2^31-1]");
@@ -128,7 +131,10 @@ Grammar read_mm_repair(const std::string& base, std::int64_t num_cols) {
     }
   }
   g.num_rows = static_cast<std::int64_t>(g.row_offsets.size()) - 1;
+  detail::check_expansion_lengths(rules_path, seq_path, g);
   return g;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(base);
 }
 
 void write_mm_repair(const std::string& base, const Grammar& grammar) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <new>
 #include <optional>
 
 namespace kcla {
@@ -39,7 +40,7 @@ void check_haplotype(detail::LineReader& in, std::string_view line, std::int64_t
 
 }  // namespace
 
-MsGenotypes read_ms(const std::string& path, const MsReadOptions& options) {
+MsGenotypes read_ms(const std::string& path, const MsReadOptions& options) try {
   if (options.ploidy != 1 && options.ploidy != 2)
     throw InvalidArgument("read_ms: ploidy must be 1 or 2, not " + std::to_string(options.ploidy));
   if (options.replicate < 0)
@@ -136,6 +137,8 @@ MsGenotypes read_ms(const std::string& path, const MsReadOptions& options) {
   result.num_haplotypes = haplotypes;
   a.num_rows = haplotypes / options.ploidy;
   return result;
+} catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
 }
 
 }  // namespace kcla

@@ -2,6 +2,7 @@
 // against the element type.
 #pragma once
 
+#include <kcla/detail/memory_limit.hpp>
 #include <kcla/error.hpp>
 
 #include <cstdint>
@@ -29,6 +30,9 @@ std::vector<T> read_array_file(const std::string& path) {
   if (bytes % sizeof(T) != 0)
     throw FormatError(path, "size " + std::to_string(bytes) + " bytes is not a multiple of " +
                                 std::to_string(sizeof(T)) + " (truncated file?)");
+  // The file's size is trusted only as far as memory goes: a sparse file of 2^40 bytes
+  // must give an error naming it, not std::bad_alloc or an OOM kill.
+  check_allocation(path, "the file's content", bytes / sizeof(T), sizeof(T));
   std::vector<T> data(static_cast<std::size_t>(bytes / sizeof(T)));
   read_file_bytes(path, data.data(), bytes);
   return data;

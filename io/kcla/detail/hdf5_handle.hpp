@@ -126,6 +126,9 @@ class Hdf5File {
   std::int64_t read_int_attribute(hid_t object, const std::string& name) const;
 
  private:
+  /// Fails unless the attribute holds exactly one element (scalar or a 1-element array).
+  void require_one_element(hid_t attribute, const std::string& name) const;
+
   Hdf5Handle file_;
   std::string name_;
 };

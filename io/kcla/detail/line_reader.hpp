@@ -27,8 +27,12 @@ class LineReader {
 
   /// 1-based number of the line `next` returned last (0 before the first).
   std::int64_t line_number() const { return line_number_; }
-  /// Bytes not yet returned as lines.
-  std::uint64_t remaining_bytes() const { return file_size_ - consumed_; }
+  /// Bytes not yet returned as lines; UINT64_MAX while the size is unknown (a pipe), as
+  /// the readers test for (subtracting what was consumed made a pipe look like a file of
+  /// 2^64 - 1 - consumed bytes, bounding nothing).
+  std::uint64_t remaining_bytes() const {
+    return file_size_ == UINT64_MAX ? UINT64_MAX : file_size_ - consumed_;
+  }
   const std::string& path() const { return path_; }
 
   /// Throws FormatError naming the file and the current line.

@@ -1,0 +1,18 @@
+// libFuzzer target: the input is an HDF5 grammar file (docs/fuzzing.md). HDF5 itself is
+// Debian's uninstrumented library: a memory error inside it shows only when it crashes.
+#include <kcla/hdf5_grammar.hpp>
+
+#include "fuzz_support.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto path = kcla::fuzz::write_file("input.h5", data, size);
+  kcla::is_hdf5_file(path);
+  const auto g = kcla::fuzz::read_or_reject([&] { return kcla::read_grammar_hdf5(path); });
+  if (!g) return 0;
+  try {
+    g->validate("read_grammar_hdf5");
+  } catch (const std::exception& e) {
+    kcla::fuzz::finding("read_grammar_hdf5 returned an invalid grammar", e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+// libFuzzer target: the input is the .bed of a fileset whose .fam (5 individuals: the last
+// byte of each SNP has padding bits) and .bim (3 SNPs) are fixed, so a valid .bed is 3 + 3 * 2
+// bytes (docs/fuzzing.md). Read counting A1 and A2.
+#include <kcla/plink.hpp>
+
+#include "fuzz_support.hpp"
+
+namespace {
+
+const std::string& fileset() {
+  static const std::string base = [] {
+    const std::string fam =
+        "f1 i1 0 0 1 -9\nf1 i2 0 0 2 -9\nf2 i3 i1 i2 1 1\nf2 i4 0 0 0 2\n"
+        "f3 i5 0 0 1 -9\n";
+    const std::string bim = "1\trs1\t0\t100\tA\tG\n1\trs2\t0.5\t200\tC\tT\n2\trs3\t0\t300\tG\tA\n";
+    kcla::fuzz::write_file("fixed.fam", fam.data(), fam.size());
+    kcla::fuzz::write_file("fixed.bim", bim.data(), bim.size());
+    return kcla::fuzz::scratch_dir() + "/fixed";
+  }();
+  return base;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto& base = fileset();
+  kcla::fuzz::write_file("fixed.bed", data, size);
+  for (const auto allele : {kcla::CountedAllele::a1, kcla::CountedAllele::a2}) {
+    kcla::PlinkReadOptions options;
+    options.counted_allele = allele;
+    const auto r = kcla::fuzz::read_or_reject([&] { return kcla::read_plink(base, options); });
+    if (!r) continue;
+    kcla::fuzz::check_canonical(r->matrix, "read_plink");
+    if (r->matrix.num_rows != 5 || r->matrix.num_cols != 3 || r->num_missing > 15)
+      kcla::fuzz::finding(
+          "read_plink: wrong shape or missing count",
+          std::to_string(r->matrix.num_rows) + " x " + std::to_string(r->matrix.num_cols));
+  }
+  return 0;
+}
