@@ -188,17 +188,6 @@ struct RowsSerialFunctor {
   }
 };
 
-template <class Semiring, class Scalar, class ExecutionSpace>
-struct RowsTeamFunctor {
-  using T = typename Semiring::value_type;
-  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  SweepArgs<Semiring, Scalar> a;
-  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
-    row_team<false>(a, team, team.league_rank(), scratch);
-  }
-};
-
 /// Long rows split into fixed chunks of C, one team per chunk, so a matrix with few,
 /// very long rows (HLC: 427 rows of ~25k symbols) still fills the device. y starts at zero.
 template <class Semiring, class Scalar, class ExecutionSpace>
