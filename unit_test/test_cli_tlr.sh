@@ -5,6 +5,7 @@
 #
 #   test_cli_tlr.sh KCLA_BINARY WORK_DIR
 set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 kcla=$1
 work=$2
 rm -rf "$work"
@@ -12,41 +13,8 @@ mkdir -p "$work"
 cd "$work" || exit 1
 export OMP_PROC_BIND=false
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# run CODE COMMAND...: runs COMMAND (stdout in out.txt, stderr in err.txt) and checks its
-# exit code.
-run() {
-  local code=$1
-  shift
-  "$@" >out.txt 2>err.txt
-  local rc=$?
-  echo "\$ $* -> $rc"
-  if [ "$rc" -ne "$code" ]; then
-    cat out.txt err.txt
-    fail "'$*' exited with $rc, expected $code"
-  fi
-}
-
-# has FILE PATTERN: FILE contains the (extended) regular expression.
-has() {
-  grep -Eq -- "$2" "$1" || {
-    cat "$1"
-    fail "$1 lacks '$2'"
-  }
-}
-
-# below FILE PATTERN LIMIT: on the first line of FILE matching PATTERN, the number after
-# "= " is below LIMIT.
-below() {
-  local value
-  value=$(grep -E -- "$2" "$1" | head -n 1 | sed -nE 's#.*= *([-+0-9.eE]+).*#\1#p')
-  [ -n "$value" ] || fail "no number after '$2' in $1"
-  awk -v v="$value" -v l="$3" 'BEGIN { exit !(v < l) }' || fail "$2 $value is not below $3"
-}
+# shellcheck source=cli_test_lib.sh
+source "$here/cli_test_lib.sh"
 
 # --- help ---------------------------------------------------------------------------------
 run 0 "$kcla" tlr --help

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# End to end: `kcla demo`, `kcla compress` (Matrix Market, PLINK written by the test),
+# `kcla info`, `kcla multiply --verify` in every semiring, batched, with --x and -o, and the
+# exit codes of usage errors (2) and bad input (1).
+#
+#   test_cli_grammar.sh KCLA_BINARY WORK_DIR
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+kcla=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+export OMP_PROC_BIND=false
+# shellcheck source=cli_test_lib.sh
+source "$here/cli_test_lib.sh"
+
+# --- the main job on its embedded default -------------------------------------------------
+run 0 "$kcla" demo
+has out.txt "score check against CSR: relative error .* -> OK"
+has out.txt "grammar y = G beta"
+
+# --- a small repetitive matrix: rows 0-3 repeat, so RePair finds rules ---------------------
+{
+  echo "%%MatrixMarket matrix coordinate real general"
+  echo "8 6 28"
+  for r in 1 2 3 4 5 6 7 8; do
+    case $((r % 3)) in
+      0) for c in 1 2 3 4; do echo "$r $c 2"; done ;;
+      1) for c in 2 3 4 5; do echo "$r $c 1.5"; done ;;
+      2) for c in 1 3 5 6; do echo "$r $c 3"; done ;;
+    esac
+  done
+} | awk 'NR<=2 || NF==3' > m.mtx
+# Fix the entry count line to the real number of entries.
+entries=$(($(wc -l < m.mtx) - 2))
+sed -i "2s/.*/8 6 $entries/" m.mtx
+run 0 "$kcla" compress m.mtx -o m.h5
+has out.txt "compressed m.mtx -> m.h5"
+[ -f m.h5 ] || fail "m.h5 not written"
+run 0 "$kcla" info m.h5
+has out.txt "shape +8 x 6, nnz $entries"
+for s in plus_times boolean min_plus; do
+  run 0 "$kcla" multiply m.h5 --semiring "$s" --verify --repeat 2
+  has out.txt "verify: .*OK"
+  run 0 "$kcla" multiply m.h5 --semiring "$s" --batch 5 --verify --repeat 2
+  has out.txt "verify: .*OK"
+done
+run 0 "$kcla" multiply m.h5 --precision fp64 --schedule layered --launch per_level --verify --repeat 2
+has out.txt "schedule layered/per_level"
+# y = M x with x = 1: row sums 6 (rows 1, 4, 7), 12 (rows 2, 5, 8), 8 (rows 3, 6).
+printf '1\n1\n1\n1\n1\n1\n' > x.txt
+run 0 "$kcla" multiply m.h5 --x x.txt -o y.txt --repeat 1
+[ "$(tr '\n' ' ' < y.txt)" = "6 12 8 6 12 8 6 12 " ] || fail "y.txt is '$(tr '\n' ' ' < y.txt)'"
+# The input file may be compressed on the fly too.
+run 0 "$kcla" multiply m.mtx --verify --repeat 1 --quiet
+
+# --- usage errors: exit 2 ---------------------------------------------------------------
+run 2 "$kcla"
+run 2 "$kcla" frobnicate
+run 2 "$kcla" multiply
+run 2 "$kcla" multiply m.h5 --semiring tropical-ish
+run 2 "$kcla" multiply m.h5 --batch 0
+run 2 "$kcla" compress m.mtx
+run 2 "$kcla" compress m.mtx -o out.h5 --bogus 1
+has err.txt "unknown option --bogus"
+
+# --- bad input: exit 1, the file named --------------------------------------------------
+run 1 "$kcla" info missing.mtx
+has err.txt "missing.mtx"
+echo "not a matrix" > bad.mtx
+run 1 "$kcla" compress bad.mtx -o bad.h5
+has err.txt "bad.mtx: line 1"
+[ ! -e bad.h5 ] || fail "a failed compress left bad.h5 behind"
+head -c 200 m.h5 > truncated.h5
+run 1 "$kcla" info truncated.h5
+has err.txt "truncated.h5"
+printf '1\n2\n' > short.txt
+run 1 "$kcla" multiply m.h5 --x short.txt
+has err.txt "short.txt: holds 2 values, expected cols x B = 6"
+echo "all grammar CLI checks passed"
