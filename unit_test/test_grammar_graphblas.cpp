@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "graphblas_reference.hpp"
+#include "sweep_configs.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -31,19 +32,6 @@ class GraphblasEnvironment : public ::testing::Environment {
 };
 ::testing::Environment* const graphblas_environment =
     ::testing::AddGlobalTestEnvironment(new GraphblasEnvironment);
-
-struct Config {
-  kcla::SweepSchedule schedule;
-  kcla::SweepLaunch launch;
-};
-const Config kConfigs[] = {
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::graph},
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::graph},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
-};
 
 /// Bit-for-bit equality (floating point: the same bits, so +0 and -0 differ).
 template <class T>
@@ -132,7 +120,7 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
   }
   // B = 1 goes through rank-1 Views, as a single-vector user calls it.
   Kokkos::View<T*, memory> x1(X.data(), cols), y1(Y.data(), rows);
-  for (const auto& c : kConfigs) {
+  for (const auto& c : kcla::test::kSweepConfigs) {
     kcla::GrammarMatrixOptions options;
     options.schedule = c.schedule;
     options.expected_vectors = B;

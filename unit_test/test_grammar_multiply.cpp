@@ -8,25 +8,13 @@
 #include <gtest/gtest.h>
 
 #include "grammar_fixtures.hpp"
+#include "sweep_configs.hpp"
 #include "test_support.hpp"
 
 namespace {
 
 using exec = Kokkos::DefaultExecutionSpace;
 using memory = exec::memory_space;
-
-struct Config {
-  kcla::SweepSchedule schedule;
-  kcla::SweepLaunch launch;
-};
-const Config kConfigs[] = {
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
-    {kcla::SweepSchedule::full_array, kcla::SweepLaunch::graph},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::per_level},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},
-    {kcla::SweepSchedule::layered, kcla::SweepLaunch::graph},
-};
 
 template <class T, class H>
 Kokkos::View<T**, Kokkos::LayoutRight, memory> to_device_2d(const std::vector<H>& host,
@@ -81,7 +69,7 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
     }
   }
   const auto x_dev = to_device_2d<T>(x, cols, B);
-  for (const auto& c : kConfigs) {
+  for (const auto& c : kcla::test::kSweepConfigs) {
     kcla::GrammarMatrixOptions options;
     options.schedule = c.schedule;
     kcla::GrammarMatrix<Scalar, memory> A(g, options);
@@ -124,7 +112,7 @@ TEST(GrammarMultiply, PaperExample) {
   const auto g = kcla::test::paper_grammar();
   const auto a = kcla::test::paper_matrix();
   const auto x = kcla::test::paper_x(), y = kcla::test::paper_y();
-  for (const auto& c : kConfigs) {
+  for (const auto& c : kcla::test::kSweepConfigs) {
     kcla::GrammarMatrixOptions options;
     options.schedule = c.schedule;
     kcla::GrammarMatrix<double, memory> A(g, options);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include "hdf5_crafting.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -128,44 +130,24 @@ TEST(Hdf5Grammar, HostileFiles) {
 // Builds a file with the grammar layout but one thing wrong.
 void write_crafted(const std::string& path, const std::string& defect) {
   const auto g = kcla::test::paper_grammar();
-  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t group = H5Gcreate2(file, "/kcla_grammar", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  auto str_attr = [&](const char* name, std::string v) {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, v.size());
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, t, v.data());
-    H5Aclose(a), H5Sclose(s), H5Tclose(t);
-  };
-  auto int_attr = [&](const char* name, std::int64_t v) {
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_INT64, &v);
-    H5Aclose(a), H5Sclose(s);
-  };
-  auto dataset = [&](const char* name, hid_t type, const void* data, hsize_t n) {
-    hid_t s = H5Screate_simple(1, &n, nullptr);
-    hid_t d = H5Dcreate2(group, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (n) H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-    H5Dclose(d), H5Sclose(s);
-  };
-  str_attr("format", defect == "format" ? "something-else" : "kcla-grammar");
-  int_attr("version", defect == "version" ? 99 : 1);
-  int_attr("rows", defect == "rows" ? (std::int64_t(1) << 62) : g.num_rows);
-  int_attr("cols", g.num_cols);
-  dataset("values", H5T_NATIVE_DOUBLE, g.values.data(), g.values.size());
+  const kcla::test::CraftedHdf5 crafted(path, "/kcla_grammar");
+  const hid_t group = crafted.group();
+  crafted.str_attr("format", defect == "format" ? "something-else" : "kcla-grammar");
+  crafted.int_attr("version", defect == "version" ? 99 : 1);
+  crafted.int_attr("rows", defect == "rows" ? (std::int64_t(1) << 62) : g.num_rows);
+  crafted.int_attr("cols", g.num_cols);
+  crafted.dataset("values", H5T_NATIVE_DOUBLE, g.values.data(), g.values.size());
   if (defect == "type")
-    dataset("terminal_values", H5T_NATIVE_DOUBLE, g.values.data(), g.values.size());
+    crafted.dataset("terminal_values", H5T_NATIVE_DOUBLE, g.values.data(), g.values.size());
   else
-    dataset("terminal_values", H5T_NATIVE_INT32, g.terminal_values.data(),
-            g.terminal_values.size());
-  dataset("terminal_columns", H5T_NATIVE_INT32, g.terminal_columns.data(),
-          g.terminal_columns.size());
+    crafted.dataset("terminal_values", H5T_NATIVE_INT32, g.terminal_values.data(),
+                    g.terminal_values.size());
+  crafted.dataset("terminal_columns", H5T_NATIVE_INT32, g.terminal_columns.data(),
+                  g.terminal_columns.size());
   auto left = g.rule_left;
   if (defect == "reference") left[0] = 1000;
-  dataset("rule_left", H5T_NATIVE_INT32, left.data(), left.size());
-  dataset("rule_right", H5T_NATIVE_INT32, g.rule_right.data(), g.rule_right.size());
+  crafted.dataset("rule_left", H5T_NATIVE_INT32, left.data(), left.size());
+  crafted.dataset("rule_right", H5T_NATIVE_INT32, g.rule_right.data(), g.rule_right.size());
   if (defect == "huge") {
     // A 2^62-element dataset that holds no data: must not be allocated.
     hsize_t n = hsize_t(1) << 62, chunk = 1024;
@@ -175,12 +157,10 @@ void write_crafted(const std::string& path, const std::string& defect) {
     hid_t d = H5Dcreate2(group, "row_offsets", H5T_NATIVE_INT64, s, H5P_DEFAULT, p, H5P_DEFAULT);
     H5Dclose(d), H5Pclose(p), H5Sclose(s);
   } else {
-    dataset("row_offsets", H5T_NATIVE_INT64, g.row_offsets.data(), g.row_offsets.size());
+    crafted.dataset("row_offsets", H5T_NATIVE_INT64, g.row_offsets.data(), g.row_offsets.size());
   }
   if (defect != "missing")
-    dataset("sequence", H5T_NATIVE_INT32, g.sequence.data(), g.sequence.size());
-  H5Gclose(group);
-  H5Fclose(file);
+    crafted.dataset("sequence", H5T_NATIVE_INT32, g.sequence.data(), g.sequence.size());
 }
 
 TEST(Hdf5Grammar, CraftedDefectsAreNamed) {

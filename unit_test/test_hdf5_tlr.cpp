@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
+#include "hdf5_crafting.hpp"
+
 #include <unistd.h>
 
 #include <cstring>
@@ -276,28 +278,8 @@ void write_crafted(const std::string& path, const std::string& defect) {
           inner[static_cast<std::size_t>(layout->inner_offset(i, j) + q * layout->leading_dim() +
                                          c)] = 0.5 - c + j;
       }
-  hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t group = H5Gcreate2(file, "/kcla_tlr", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  auto str_attr = [&](const char* name, std::string v) {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, v.size());
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, t, v.data());
-    H5Aclose(a), H5Sclose(s), H5Tclose(t);
-  };
-  auto int_attr = [&](const char* name, std::int64_t v) {
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_INT64, &v);
-    H5Aclose(a), H5Sclose(s);
-  };
-  auto dataset = [&](const char* name, hid_t type, const void* data, hsize_t n) {
-    hid_t s = H5Screate_simple(1, &n, nullptr);
-    hid_t d = H5Dcreate2(group, name, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (n) H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
-    H5Dclose(d), H5Sclose(s);
-  };
+  const kcla::test::CraftedHdf5 crafted(path, "/kcla_tlr");
+  const hid_t group = crafted.group();
   auto huge = [&](const char* name, hid_t type) {
     // A 2^62-element dataset that holds no data: must not be allocated.
     hsize_t count = hsize_t(1) << 62, chunk = 1024;
@@ -307,26 +289,26 @@ void write_crafted(const std::string& path, const std::string& defect) {
     hid_t d = H5Dcreate2(group, name, type, s, H5P_DEFAULT, p, H5P_DEFAULT);
     H5Dclose(d), H5Pclose(p), H5Sclose(s);
   };
-  str_attr("format", defect == "format" ? "kcla-grammar" : "kcla-tlr");
-  int_attr("version", defect == "version" ? 2 : 1);
-  int_attr("rows", defect == "rows" ? (std::int64_t(1) << 62) : rows);
-  int_attr("cols", defect == "cols" ? cols + 4 : cols);  // one more tile column
+  crafted.str_attr("format", defect == "format" ? "kcla-grammar" : "kcla-tlr");
+  crafted.int_attr("version", defect == "version" ? 2 : 1);
+  crafted.int_attr("rows", defect == "rows" ? (std::int64_t(1) << 62) : rows);
+  crafted.int_attr("cols", defect == "cols" ? cols + 4 : cols);  // one more tile column
   if (defect == "grid") {
-    int_attr("tile_size", 1);  // 18 x 17 tiles of 1: ranks has the wrong length
+    crafted.int_attr("tile_size", 1);  // 18 x 17 tiles of 1: ranks has the wrong length
   } else if (defect != "no_tile_size") {
-    int_attr("tile_size", defect == "tile_size" ? 0 : b);
+    crafted.int_attr("tile_size", defect == "tile_size" ? 0 : b);
   }
-  int_attr("rank_multiple", defect == "rank_multiple" ? 1 << 20 : 1);
-  int_attr("leading_dim", defect == "leading_dim" ? b - 1 : layout->leading_dim());
-  str_attr("value_type", defect == "value_type"   ? "complex128"
-                         : defect == "float_type" ? "float32"
-                                                  : "float64");
+  crafted.int_attr("rank_multiple", defect == "rank_multiple" ? 1 << 20 : 1);
+  crafted.int_attr("leading_dim", defect == "leading_dim" ? b - 1 : layout->leading_dim());
+  crafted.str_attr("value_type", defect == "value_type"   ? "complex128"
+                                 : defect == "float_type" ? "float32"
+                                                          : "float64");
   auto bad_ranks = ranks;
   if (defect == "rank_high") bad_ranks[24] = 2;  // the 2 x 1 tile cannot have rank 2
   if (defect == "rank_negative") bad_ranks[3] = -1;
   if (defect == "rank_sum") bad_ranks[2] = 0;  // valid ranks, but the factors are longer
   if (defect == "ranks_type")
-    dataset("ranks", H5T_NATIVE_DOUBLE, outer.data(), bad_ranks.size());
+    crafted.dataset("ranks", H5T_NATIVE_DOUBLE, outer.data(), bad_ranks.size());
   else if (defect == "ranks_huge")
     huge("ranks", H5T_NATIVE_INT32);
   else if (defect == "ranks_2d") {
@@ -337,26 +319,24 @@ void write_crafted(const std::string& path, const std::string& defect) {
     H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, bad_ranks.data());
     H5Dclose(d), H5Sclose(s);
   } else
-    dataset("ranks", H5T_NATIVE_INT32, bad_ranks.data(), bad_ranks.size());
+    crafted.dataset("ranks", H5T_NATIVE_INT32, bad_ranks.data(), bad_ranks.size());
   if (defect == "padding") outer[static_cast<std::size_t>(layout->outer_offset(4, 0) + 3)] = 7.0;
   if (defect == "outer_short")
-    dataset("outer_factors", H5T_NATIVE_DOUBLE, outer.data(), outer.size() - 1);
+    crafted.dataset("outer_factors", H5T_NATIVE_DOUBLE, outer.data(), outer.size() - 1);
   else if (defect == "outer_huge")
     huge("outer_factors", H5T_NATIVE_DOUBLE);
   else if (defect == "outer_int")
-    dataset("outer_factors", H5T_NATIVE_INT64, outer.data(), outer.size());
+    crafted.dataset("outer_factors", H5T_NATIVE_INT64, outer.data(), outer.size());
   else if (defect == "outer_odd_float") {
     // 8-byte floats with another exponent bias: same class and size as IEEE binary64.
     hid_t t = H5Tcopy(H5T_IEEE_F64LE);
     H5Tset_ebias(t, 1000);
-    dataset("outer_factors", t, outer.data(), outer.size());
+    crafted.dataset("outer_factors", t, outer.data(), outer.size());
     H5Tclose(t);
   } else
-    dataset("outer_factors", H5T_NATIVE_DOUBLE, outer.data(), outer.size());
+    crafted.dataset("outer_factors", H5T_NATIVE_DOUBLE, outer.data(), outer.size());
   if (defect != "inner_missing")
-    dataset("inner_factors", H5T_NATIVE_DOUBLE, inner.data(), inner.size());
-  H5Gclose(group);
-  H5Fclose(file);
+    crafted.dataset("inner_factors", H5T_NATIVE_DOUBLE, inner.data(), inner.size());
 }
 
 TEST(Hdf5Tlr, CraftedDefectsAreNamed) {
@@ -411,49 +391,35 @@ TEST(Hdf5Tlr, HugeConsistentSizesAreRefusedBeforeAllocating) {
   const std::int64_t n = std::int64_t(1) << 19;
   const int b = 4096;
   const kcla::TlrLayout l(n, n, b, std::vector<int>(128 * 128, b), 1, 1);
-  hid_t file = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  hid_t group = H5Gcreate2(file, "/kcla_tlr", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  auto str_attr = [&](const char* name, std::string v) {
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, v.size());
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, t, v.data());
-    H5Aclose(a), H5Sclose(s), H5Tclose(t);
-  };
-  auto int_attr = [&](const char* name, std::int64_t v) {
-    hid_t s = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(group, name, H5T_NATIVE_INT64, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_INT64, &v);
-    H5Aclose(a), H5Sclose(s);
-  };
-  str_attr("format", "kcla-tlr");
-  str_attr("value_type", "float64");
-  int_attr("version", 1);
-  int_attr("rows", n);
-  int_attr("cols", n);
-  int_attr("tile_size", b);
-  int_attr("rank_multiple", 1);
-  int_attr("leading_dim", b);
-  {
-    const std::vector<std::int32_t> ranks(128 * 128, b);
-    hsize_t count = ranks.size();
-    hid_t s = H5Screate_simple(1, &count, nullptr);
-    hid_t d =
-        H5Dcreate2(group, "ranks", H5T_NATIVE_INT32, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ranks.data());
-    H5Dclose(d), H5Sclose(s);
+  {  // the file must be closed before it is read
+    const kcla::test::CraftedHdf5 crafted(p, "/kcla_tlr");
+    const hid_t group = crafted.group();
+    crafted.str_attr("format", "kcla-tlr");
+    crafted.str_attr("value_type", "float64");
+    crafted.int_attr("version", 1);
+    crafted.int_attr("rows", n);
+    crafted.int_attr("cols", n);
+    crafted.int_attr("tile_size", b);
+    crafted.int_attr("rank_multiple", 1);
+    crafted.int_attr("leading_dim", b);
+    {
+      const std::vector<std::int32_t> ranks(128 * 128, b);
+      hsize_t count = ranks.size();
+      hid_t s = H5Screate_simple(1, &count, nullptr);
+      hid_t d =
+          H5Dcreate2(group, "ranks", H5T_NATIVE_INT32, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      H5Dwrite(d, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, ranks.data());
+      H5Dclose(d), H5Sclose(s);
+    }
+    for (const char* name : {"outer_factors", "inner_factors"}) {
+      hsize_t count = static_cast<hsize_t>(l.outer_size()), chunk = 1 << 16;
+      hid_t s = H5Screate_simple(1, &count, nullptr);
+      hid_t pr = H5Pcreate(H5P_DATASET_CREATE);
+      H5Pset_chunk(pr, 1, &chunk);
+      hid_t d = H5Dcreate2(group, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, pr, H5P_DEFAULT);
+      H5Dclose(d), H5Pclose(pr), H5Sclose(s);
+    }
   }
-  for (const char* name : {"outer_factors", "inner_factors"}) {
-    hsize_t count = static_cast<hsize_t>(l.outer_size()), chunk = 1 << 16;
-    hid_t s = H5Screate_simple(1, &count, nullptr);
-    hid_t pr = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_chunk(pr, 1, &chunk);
-    hid_t d = H5Dcreate2(group, name, H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, pr, H5P_DEFAULT);
-    H5Dclose(d), H5Pclose(pr), H5Sclose(s);
-  }
-  H5Gclose(group);
-  H5Fclose(file);
   expect_format_error(p, "more than the");
   fs::remove_all(dir);
 }
