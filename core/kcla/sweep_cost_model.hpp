@@ -25,9 +25,9 @@ struct SweepMachine {
   /// Calibrated on the H200 (docs/gpu-notes.md runs 7-8, scrm2504: 31 dependent kernels
   /// took 0.190 ms per level-launched product and 0.115 ms as a replayed graph, against
   /// ~0.017 ms of memory traffic).
-  double launch_seconds = 5.5e-6;              ///< one kernel launch, stream-ordered
-  double level_wait_seconds = 1.5e-6;          ///< one level hand-off inside a fused kernel
-  double graph_node_seconds = 3.2e-6;          ///< one dependent kernel node of a replayed graph
+  double launch_seconds = 5.5e-6;      ///< one kernel launch, stream-ordered
+  double level_wait_seconds = 1.5e-6;  ///< one level hand-off inside a fused kernel
+  double graph_node_seconds = 3.2e-6;  ///< one dependent kernel node of a replayed graph
   /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.
