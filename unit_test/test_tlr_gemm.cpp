@@ -265,6 +265,81 @@ TEST(TlrGemm, MatchesSerialReferenceBackend) {
   check_against_reference_backend<kcla::bhalf_t>(3e-2);
 }
 
+/// Every launch form of the cuBLAS backend (grouped, strided or pointer batched, one GEMM
+/// per task) gives the product: random ranks (many groups) and uniform ranks (one group per
+/// stage, equally spaced addresses), pipelined over several rectangles. Host backends
+/// accept the options and ignore them.
+template <class Scalar>
+void check_launch_forms(double tol) {
+  auto gen = kcla::test::rng(sizeof(Scalar) + 101);
+  const std::int64_t m = 64, n = 48, k = 56;
+  const int b = 8;
+  for (bool uniform : {false, true}) {
+    const auto ra = uniform ? std::vector<int>(8 * 7, 3) : kcla::test::random_ranks(gen, m, k, b);
+    const auto rb = uniform ? std::vector<int>(7 * 6, 5) : kcla::test::random_ranks(gen, k, n, b);
+    auto a = kcla::random_tlr<Scalar, memory_space>(exec_space(), m, k, b, ra, gen());
+    auto bm = kcla::random_tlr<Scalar, memory_space>(exec_space(), k, n, b, rb, gen());
+    auto c0 = kcla::test::padded_view<Scalar, memory_space>(m, n);
+    kcla::fill_random(exec_space(), c0, gen());
+    exec_space().fence();
+    const HostMatrix expected =
+        kcla::test::reference_gemm(Op::N, kcla::test::decompress(a), Op::N,
+                                   kcla::test::decompress(bm), 0.5, 2.0, kcla::test::to_host(c0));
+    for (auto order : {kcla::TlrAssociation::right, kcla::TlrAssociation::left})
+      for (auto coupling : {kcla::TlrLaunch::automatic, kcla::TlrLaunch::grouped,
+                            kcla::TlrLaunch::batched, kcla::TlrLaunch::per_task})
+        for (auto final_launch : {kcla::TlrLaunch::automatic, kcla::TlrLaunch::grouped,
+                                  kcla::TlrLaunch::batched, kcla::TlrLaunch::per_task}) {
+          kcla::TlrGemmOptions o;
+          o.association = order;
+          o.coupling_launch = coupling;
+          o.final_launch = final_launch;
+          o.rectangles = 3;
+          const auto plan = kcla::analyze(Op::N, a, Op::N, bm, o);
+          EXPECT_GT(plan.num_rectangles(), 1);
+          auto c = kcla::test::padded_view<Scalar, memory_space>(m, n);
+          Kokkos::deep_copy(c, c0);
+          kcla::gemm(exec_space(), plan, a, bm, 0.5, 2.0, c);
+          exec_space().fence();
+          EXPECT_LE(kcla::test::relative_error(kcla::test::to_host(c), expected), tol)
+              << (uniform ? "uniform" : "random") << " ranks, order " << static_cast<int>(order)
+              << ", coupling " << static_cast<int>(coupling) << ", final "
+              << static_cast<int>(final_launch);
+        }
+  }
+}
+
+TEST(TlrGemm, EveryLaunchFormGivesTheProduct) {
+  check_launch_forms<double>(1e-12);
+  check_launch_forms<float>(1e-5);
+  check_launch_forms<Kokkos::Experimental::half_t>(1e-2);
+}
+
+TEST(TlrGemm, AutomaticRectangles) {
+  const int q = 8, b = 16, r = 4;
+  auto a = kcla::random_tlr<double, memory_space>(exec_space(), q * b, q * b, b,
+                                                  std::vector<int>(q * q, r), 1);
+  auto bm = kcla::random_tlr<double, memory_space>(exec_space(), q * b, q * b, b,
+                                                   std::vector<int>(q * q, r), 2);
+  // Small products run as one rectangle by default.
+  EXPECT_EQ(kcla::analyze(Op::N, a, Op::N, bm).num_rectangles(), 1);
+  // A target number of rectangles without a budget: at most that many, two arenas when
+  // pipelined, and less workspace than one rectangle.
+  kcla::TlrGemmOptions o;
+  o.rectangles = 4;
+  const auto split = kcla::analyze(Op::N, a, Op::N, bm, o);
+  EXPECT_GT(split.num_rectangles(), 1);
+  EXPECT_LE(split.num_rectangles(), 4);
+  EXPECT_EQ(split.num_arenas(), 2);
+  EXPECT_LT(split.workspace_bytes(), kcla::analyze(Op::N, a, Op::N, bm).workspace_bytes());
+  // An explicit budget wins over the target.
+  o.workspace_bytes = kcla::workspace_bytes(Op::N, a, Op::N, bm, 1, o);
+  EXPECT_EQ(kcla::analyze(Op::N, a, Op::N, bm, o).num_rectangles(), 1);
+  kcla::TlrGemmOptions bad;
+  bad.rectangles = -1;
+  EXPECT_THROW(kcla::analyze(Op::N, a, Op::N, bm, bad), kcla::InvalidArgument);
+}
+
 TEST(TlrGemm, AllRanksZeroScalesC) {
   const std::int64_t m = 20, n = 12, k = 9;
   auto a = kcla::random_tlr<double, memory_space>(exec_space(), m, k, 8, std::vector<int>(6, 0), 1);

@@ -31,16 +31,30 @@ enum class TlrAssociation { automatic, right, left };
 /// against.
 enum class TlrBackend { automatic, reference };
 
+/// How the cuBLAS backend issues the GEMMs of a stage (host backends ignore it).
+/// grouped: one cublasGemmGroupedBatchedEx call for the whole stage; batched: one call per
+/// group of equal shapes (cublasGemmStridedBatchedEx when the addresses are equally
+/// spaced, else cublasGemmBatchedEx; cublasGemmEx for a group of one); per_task: one
+/// cublasGemmEx per GEMM; automatic: the measured default (docs/gpu-notes-tlr.md).
+enum class TlrLaunch { automatic, grouped, batched, per_task };
+
 struct TlrGemmOptions {
-  /// Total workspace the product may use, all arenas together (bytes); 0: whatever one
-  /// rectangle covering all of C needs.
+  /// Total workspace the product may use, all arenas together (bytes); 0: automatic
+  /// (`rectangles` below decides).
   std::size_t workspace_bytes = 0;
+  /// With workspace_bytes == 0: the number of output rectangles to aim for (1: all of C
+  /// at once, the most workspace); 0: automatic, one rectangle for small products and
+  /// several for large pipelined ones, so that stages 1-2 overlap stage 3.
+  int rectangles = 0;
   /// Two arenas and two streams: stages 1-2 of the next rectangle overlap stage 3 of the
   /// current one (CUDA; the host runs rectangles in order either way).
   bool pipelined = true;
   TlrMath math = TlrMath::standard;
   TlrAssociation association = TlrAssociation::automatic;
   TlrBackend backend = TlrBackend::automatic;
+  /// Launch form of stages 1-2 and of stage 3 on CUDA.
+  TlrLaunch coupling_launch = TlrLaunch::automatic;
+  TlrLaunch final_launch = TlrLaunch::automatic;
 };
 
 namespace detail {

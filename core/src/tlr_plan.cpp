@@ -507,6 +507,9 @@ Setup validate(Op op_a, const TlrOperandShape& a, Op op_b, const TlrOperandShape
     fail("the two TLR operands have different tile sizes (" +
          std::to_string(a.layout->tile_size()) + " and " + std::to_string(b.layout->tile_size()) +
          ")");
+  if (options.rectangles < 0)
+    fail("the target number of rectangles must be >= 0 (0: automatic), not " +
+         std::to_string(options.rectangles));
   if (options.math == TlrMath::tf32 && scalar != ScalarKind::f32)
     fail("tf32 math needs fp32 (float) storage");
   if (options.association == TlrAssociation::left && a.dense())
@@ -535,6 +538,52 @@ Setup validate(Op op_a, const TlrOperandShape& a, Op op_b, const TlrOperandShape
   return s;
 }
 
+/// The smallest total workspace (all arenas) whose schedule has at most `runs` rectangles.
+std::size_t budget_for_runs(const Planner& planner, const Setup& s, int runs,
+                            const TlrGemmOptions& options) {
+  const int pi = s.a.tiles_r, pj = s.b.tiles_c;
+  if (pi == 0 || pj == 0) return 0;
+  const std::size_t hi = planner.min_need(Range{0, pi, 0, pj}, options.association);
+  if (runs <= 1) return hi;
+  std::size_t lo = planner.smallest_rectangle_need(options.association);
+  if (lo >= hi) return hi;
+  std::vector<Range> ranges;
+  std::vector<TlrAssociation> orders;
+  auto count = [&](std::size_t budget) {
+    planner.schedule(budget, options.association, ranges, orders);
+    return static_cast<int>(ranges.size());
+  };
+  // Smallest per-arena budget with at most `runs` rectangles.
+  std::size_t best = hi;
+  while (lo < best) {
+    const std::size_t mid = lo + (best - lo) / 2;
+    if (count(mid) <= runs)
+      best = mid;
+    else
+      lo = mid + 1;
+  }
+  if (count(best) <= 1) return hi;
+  return options.pipelined ? 2 * best : best;
+}
+
+/// Rectangles an automatic plan aims for: one for small products (more launches would
+/// cost more than the overlap gains) and kPipelineRectangles for large pipelined ones, so
+/// that stages 1-2 of one rectangle run under stage 3 of the previous one.
+constexpr double kPipelineMinFlops = 1e11;
+constexpr int kPipelineRectangles = 8;
+
+int automatic_rectangles(const Planner& planner, const Setup& s, const TlrGemmOptions& options) {
+  if (options.rectangles > 0) return options.rectangles;
+  if (!options.pipelined) return 1;
+  const Range all{0, s.a.tiles_r, 0, s.b.tiles_c};
+  double flops = std::numeric_limits<double>::max();
+  for (TlrAssociation o : {TlrAssociation::right, TlrAssociation::left})
+    if (planner.order_possible(o) &&
+        (options.association == TlrAssociation::automatic || options.association == o))
+      flops = std::min(flops, planner.cost(all, o));
+  return flops >= kPipelineMinFlops ? kPipelineRectangles : 1;
+}
+
 }  // namespace
 
 TlrGemmPlan plan_tlr_gemm(Op op_a, const TlrOperandShape& a, Op op_b, const TlrOperandShape& b,
@@ -555,8 +604,12 @@ TlrGemmPlan plan_tlr_gemm(Op op_a, const TlrOperandShape& a, Op op_b, const TlrO
 
   std::vector<Range> ranges;
   std::vector<TlrAssociation> orders;
-  const std::size_t total = options.workspace_bytes == 0 ? std::numeric_limits<std::size_t>::max()
-                                                         : options.workspace_bytes;
+  std::size_t total = options.workspace_bytes;
+  if (total == 0) {
+    const int runs = automatic_rectangles(planner, s, options);
+    total = runs <= 1 ? std::numeric_limits<std::size_t>::max()
+                      : budget_for_runs(planner, s, runs, options);
+  }
   // The whole of C in one rectangle needs one arena; otherwise a pipelined product splits
   // the budget between two.
   bool ok = planner.schedule(total, options.association, ranges, orders);
@@ -585,30 +638,7 @@ std::size_t tlr_workspace_bytes(Op op_a, const TlrOperandShape& a, Op op_b,
                                 const TlrOperandShape& b, ScalarKind scalar, int runs,
                                 const TlrGemmOptions& options) {
   const Setup s = validate(op_a, a, op_b, b, scalar, options);
-  Planner planner(s.a, s.b, s.es, s.ld_align);
-  const int pi = s.a.tiles_r, pj = s.b.tiles_c;
-  if (pi == 0 || pj == 0) return 0;
-  const std::size_t hi = planner.min_need(Range{0, pi, 0, pj}, options.association);
-  if (runs <= 1) return hi;
-  std::size_t lo = planner.smallest_rectangle_need(options.association);
-  if (lo >= hi) return hi;
-  std::vector<Range> ranges;
-  std::vector<TlrAssociation> orders;
-  auto count = [&](std::size_t budget) {
-    planner.schedule(budget, options.association, ranges, orders);
-    return static_cast<int>(ranges.size());
-  };
-  // Smallest per-arena budget with at most `runs` rectangles.
-  std::size_t best = hi;
-  while (lo < best) {
-    const std::size_t mid = lo + (best - lo) / 2;
-    if (count(mid) <= runs)
-      best = mid;
-    else
-      lo = mid + 1;
-  }
-  if (count(best) <= 1) return hi;
-  return options.pipelined ? 2 * best : best;
+  return budget_for_runs(Planner(s.a, s.b, s.es, s.ld_align), s, runs, options);
 }
 
 void check_plan_operands(const TlrGemmPlan& plan, const TlrOperandShape& a,

@@ -1,8 +1,8 @@
 // The cuBLAS backend of the TLR product. Per rectangle: stage 1 (fused coupling GEMMs, one
-// per k) and stage 2 (tasks writing in place into the terminal matrices) as one
-// cublasGemmGroupedBatchedEx call each, stage 3 as one cublasGemmEx per tile row (right)
-// or tile column (left). Pipelined plans run stages 1-2 on a second stream into the other
-// workspace arena, so that they overlap stage 3 of the previous rectangle.
+// per k), stage 2 (tasks writing in place into the terminal matrices) and stage 3 (one GEMM
+// per tile row (right) or tile column (left)), each stage as one grouped call or one
+// (strided) batched call per shape (TlrLaunch). Pipelined plans run stages 1-2 on a second stream
+// into the other workspace arena, so that they overlap stage 3 of the previous rectangle.
 #include <kcla/config.hpp>
 
 #if KCLA_HAVE_CUDA
@@ -34,6 +34,10 @@ void check(cudaError_t status, const char* call) {
   if (status != cudaSuccess)
     throw BackendError(std::string("CUDA: ") + call + " failed: " + cudaGetErrorString(status));
 }
+
+/// Stages with at most this many groups (shapes) run as one batched call per group under
+/// TlrLaunch::automatic; more groups go to one grouped call.
+constexpr std::size_t kMaxBatchedGroups = 4;
 
 struct CublasTypes {
   cudaDataType_t data;
@@ -125,13 +129,24 @@ void device_fill(ScalarKind kind, void* p, int rows, int cols, long long ld, dou
   check(cudaGetLastError(), "scale kernel launch");
 }
 
-/// The host-side arguments of one grouped call (one stage of one rectangle); its pointer
-/// arrays live at ptr_offset (A), + count (B), + 2 count (C) of the device pointer array.
-struct GroupedCall {
+/// One group of a stage as the backend launches it: shape, the tasks' slice of the
+/// pointer arrays, and the constant address steps between consecutive tasks when they exist
+/// (a strided batch).
+struct GroupLaunch {
+  cublasOperation_t trans_a = CUBLAS_OP_N, trans_b = CUBLAS_OP_N;
+  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  int first = 0, count = 0;
+  bool strided = false;
+  long long stride_a = 0, stride_b = 0, stride_c = 0;  // elements
+};
+
+/// The host-side arguments of one stage of one rectangle; its pointer arrays live at
+/// ptr_offset (A), + count (B), + 2 count (C) of the device (and pinned host) pointer array.
+struct StageCall {
+  std::vector<GroupLaunch> groups;
+  // The same groups as the arrays cublasGemmGroupedBatchedEx takes.
   std::vector<cublasOperation_t> trans_a, trans_b;
   std::vector<int> m, n, k, lda, ldb, ldc, size;
-  std::vector<float> alpha_f, beta_f;
-  std::vector<double> alpha_d, beta_d;
   std::size_t ptr_offset = 0;
   int count = 0;
 };
@@ -203,58 +218,144 @@ class CublasRuntime : public TlrRuntime {
   void** device_ptrs = nullptr;
   void** host_ptrs = nullptr;
   std::size_t ptr_capacity = 0;
-  std::vector<GroupedCall> calls;  // [2 * rectangle + stage - 1]
+  std::vector<StageCall> calls;  // [3 * rectangle + stage - 1]
   TlrBuffers key;
   void* key_arena = nullptr;
   bool resolved_valid = false;
   cudaStream_t last_stream = nullptr;
 };
 
-GroupedCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es, void** host_ptrs,
-                     std::size_t offset) {
-  GroupedCall call;
+/// Element step between consecutive pointers p[first .. first + count), or false when the
+/// steps differ (or are not whole elements).
+bool constant_step(void* const* p, int first, int count, std::size_t es, long long& step) {
+  step = 0;
+  if (count < 2) return true;
+  const auto at = [&](int t) { return reinterpret_cast<std::intptr_t>(p[first + t]); };
+  const std::intptr_t bytes = at(1) - at(0);
+  if (bytes % static_cast<std::intptr_t>(es) != 0) return false;
+  for (int t = 2; t < count; ++t)
+    if (at(t) - at(t - 1) != bytes) return false;
+  step = static_cast<long long>(bytes / static_cast<std::intptr_t>(es));
+  return true;
+}
+
+StageCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es, void** host_ptrs,
+                   std::size_t offset) {
+  StageCall call;
   call.ptr_offset = offset;
   call.count = static_cast<int>(stage.tasks.size());
   const std::size_t count = stage.tasks.size();
+  void** pa = host_ptrs + offset;
+  void** pb = pa + count;
+  void** pc = pb + count;
   for (const auto& g : stage.groups) {
-    call.trans_a.push_back(g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
-    call.trans_b.push_back(g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
-    call.m.push_back(g.m);
-    call.n.push_back(g.n);
-    call.k.push_back(g.k);
-    call.lda.push_back(buf.leading_dim(g.a, g.lda));
-    call.ldb.push_back(buf.leading_dim(g.b, g.ldb));
-    call.ldc.push_back(buf.leading_dim(g.c, g.ldc));
-    call.size.push_back(g.count);
-    call.alpha_f.push_back(1.0f);
-    call.beta_f.push_back(0.0f);
-    call.alpha_d.push_back(1.0);
-    call.beta_d.push_back(0.0);
+    GroupLaunch l;
+    l.trans_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    l.trans_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    l.m = g.m;
+    l.n = g.n;
+    l.k = g.k;
+    l.lda = buf.leading_dim(g.a, g.lda);
+    l.ldb = buf.leading_dim(g.b, g.ldb);
+    l.ldc = buf.leading_dim(g.c, g.ldc);
+    l.first = g.first;
+    l.count = g.count;
     for (int t = g.first; t < g.first + g.count; ++t) {
       const auto& task = stage.tasks[t];
-      host_ptrs[offset + t] = buf.at(g.a, task.a_off, task.a_col, es);
-      host_ptrs[offset + count + t] = buf.at(g.b, task.b_off, task.b_col, es);
-      host_ptrs[offset + 2 * count + t] = buf.at(g.c, task.c_off, task.c_col, es);
+      pa[t] = buf.at(g.a, task.a_off, task.a_col, es);
+      pb[t] = buf.at(g.b, task.b_off, task.b_col, es);
+      pc[t] = buf.at(g.c, task.c_off, task.c_col, es);
     }
+    // Distinct outputs are required of a batch; a zero step is fine for A and B only.
+    l.strided = constant_step(pa, g.first, g.count, es, l.stride_a) &&
+                constant_step(pb, g.first, g.count, es, l.stride_b) &&
+                constant_step(pc, g.first, g.count, es, l.stride_c) &&
+                (g.count < 2 || l.stride_c != 0);
+    call.groups.push_back(l);
+    call.trans_a.push_back(l.trans_a);
+    call.trans_b.push_back(l.trans_b);
+    call.m.push_back(l.m);
+    call.n.push_back(l.n);
+    call.k.push_back(l.k);
+    call.lda.push_back(l.lda);
+    call.ldb.push_back(l.ldb);
+    call.ldc.push_back(l.ldc);
+    call.size.push_back(l.count);
   }
   return call;
 }
 
-void run_grouped(cublasHandle_t h, const GroupedCall& call, void** device_ptrs,
-                 const CublasTypes& types) {
+/// alpha and beta as the compute type wants them (host pointer mode).
+struct Scales {
+  float alpha_f, beta_f;
+  double alpha_d, beta_d;
+  bool use_double;
+  Scales(double alpha, double beta, bool d)
+      : alpha_f(static_cast<float>(alpha)),
+        beta_f(static_cast<float>(beta)),
+        alpha_d(alpha),
+        beta_d(beta),
+        use_double(d) {}
+  const void* alpha() const {
+    return use_double ? static_cast<const void*>(&alpha_d) : static_cast<const void*>(&alpha_f);
+  }
+  const void* beta() const {
+    return use_double ? static_cast<const void*>(&beta_d) : static_cast<const void*>(&beta_f);
+  }
+};
+
+/// Resolves TlrLaunch::automatic for one stage: few groups run as one (strided) batched
+/// call each; many groups (ranks that vary from tile to tile) as one grouped call.
+TlrLaunch resolve_launch(TlrLaunch wanted, const StageCall& call) {
+  if (wanted != TlrLaunch::automatic) return wanted;
+  return call.groups.size() <= kMaxBatchedGroups ? TlrLaunch::batched : TlrLaunch::grouped;
+}
+
+void run_stage(cublasHandle_t h, const StageCall& call, TlrLaunch launch, const Scales& scales,
+               void** device_ptrs, void* const* host_ptrs, const CublasTypes& types) {
   if (call.count == 0) return;
-  void** p = device_ptrs + call.ptr_offset;
-  const void* alpha = types.double_scale ? static_cast<const void*>(call.alpha_d.data())
-                                         : static_cast<const void*>(call.alpha_f.data());
-  const void* beta = types.double_scale ? static_cast<const void*>(call.beta_d.data())
-                                        : static_cast<const void*>(call.beta_f.data());
-  check(cublasGemmGroupedBatchedEx(
-            h, call.trans_a.data(), call.trans_b.data(), call.m.data(), call.n.data(),
-            call.k.data(), alpha, const_cast<const void* const*>(p), types.data, call.lda.data(),
-            const_cast<const void* const*>(p + call.count), types.data, call.ldb.data(), beta,
-            p + 2 * call.count, types.data, call.ldc.data(), static_cast<int>(call.size.size()),
-            call.size.data(), types.compute),
-        "cublasGemmGroupedBatchedEx");
+  void** dev = device_ptrs + call.ptr_offset;
+  void* const* host = host_ptrs + call.ptr_offset;
+  const int count = call.count;
+  if (launch == TlrLaunch::grouped) {
+    const std::size_t groups = call.groups.size();
+    const std::vector<float> af(groups, scales.alpha_f), bf(groups, scales.beta_f);
+    const std::vector<double> ad(groups, scales.alpha_d), bd(groups, scales.beta_d);
+    const void* alpha = types.double_scale ? static_cast<const void*>(ad.data()) : af.data();
+    const void* beta = types.double_scale ? static_cast<const void*>(bd.data()) : bf.data();
+    check(cublasGemmGroupedBatchedEx(
+              h, call.trans_a.data(), call.trans_b.data(), call.m.data(), call.n.data(),
+              call.k.data(), alpha, const_cast<const void* const*>(dev), types.data,
+              call.lda.data(), const_cast<const void* const*>(dev + count), types.data,
+              call.ldb.data(), beta, dev + 2 * count, types.data, call.ldc.data(),
+              static_cast<int>(groups), call.size.data(), types.compute),
+          "cublasGemmGroupedBatchedEx");
+    return;
+  }
+  for (const auto& g : call.groups) {
+    if (g.count == 1 || launch == TlrLaunch::per_task) {
+      for (int t = g.first; t < g.first + g.count; ++t)
+        check(cublasGemmEx(h, g.trans_a, g.trans_b, g.m, g.n, g.k, scales.alpha(), host[t],
+                           types.data, g.lda, host[count + t], types.data, g.ldb, scales.beta(),
+                           host[2 * count + t], types.data, g.ldc, types.compute,
+                           CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx");
+    } else if (g.strided) {
+      check(cublasGemmStridedBatchedEx(h, g.trans_a, g.trans_b, g.m, g.n, g.k, scales.alpha(),
+                                       host[g.first], types.data, g.lda, g.stride_a,
+                                       host[count + g.first], types.data, g.ldb, g.stride_b,
+                                       scales.beta(), host[2 * count + g.first], types.data, g.ldc,
+                                       g.stride_c, g.count, types.compute, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmStridedBatchedEx");
+    } else {
+      check(cublasGemmBatchedEx(h, g.trans_a, g.trans_b, g.m, g.n, g.k, scales.alpha(),
+                                const_cast<const void* const*>(dev + g.first), types.data, g.lda,
+                                const_cast<const void* const*>(dev + count + g.first), types.data,
+                                g.ldb, scales.beta(), dev + 2 * count + g.first, types.data, g.ldc,
+                                g.count, types.compute, CUBLAS_GEMM_DEFAULT),
+            "cublasGemmBatchedEx");
+    }
+  }
 }
 
 }  // namespace
@@ -277,25 +378,26 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
                               d.arena_bytes * static_cast<std::size_t>(a));
   };
 
-  // Pointer arrays for the grouped calls: resolved once per set of buffer addresses and
-  // uploaded in one copy; repeated products on the same data skip this.
+  // Pointer arrays of every stage: resolved once per set of buffer addresses and uploaded
+  // in one copy; repeated products on the same data skip this.
   TlrBuffers buffers = in;
   buffers.set(TlrBuffer::workspace, nullptr);
   if (!rt->same_key(buffers)) {
     if (rt->resolved_valid && rt->last_stream)
       check(cudaStreamSynchronize(rt->last_stream), "cudaStreamSynchronize");
     std::size_t total = 0;
-    for (const auto& r : d.rectangles) total += 3 * (r.stage1.tasks.size() + r.stage2.tasks.size());
+    for (const auto& r : d.rectangles)
+      total += 3 * (r.stage1.tasks.size() + r.stage2.tasks.size() + r.stage3.tasks.size());
     rt->reserve_pointers(std::max<std::size_t>(total, 1));
     rt->calls.clear();
     std::size_t offset = 0;
     for (const auto& r : d.rectangles) {
       TlrBuffers rb = buffers;
       rb.set(TlrBuffer::workspace, arena_base(r.arena));
-      rt->calls.push_back(describe(r.stage1, rb, es, rt->host_ptrs, offset));
-      offset += 3 * r.stage1.tasks.size();
-      rt->calls.push_back(describe(r.stage2, rb, es, rt->host_ptrs, offset));
-      offset += 3 * r.stage2.tasks.size();
+      for (const TlrStage* stage : {&r.stage1, &r.stage2, &r.stage3}) {
+        rt->calls.push_back(describe(*stage, rb, es, rt->host_ptrs, offset));
+        offset += 3 * stage->tasks.size();
+      }
     }
     if (total > 0)
       check(cudaMemcpyAsync(rt->device_ptrs, rt->host_ptrs, total * sizeof(void*),
@@ -316,24 +418,28 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
     check(cudaEventRecord(rt->entry, main), "cudaEventRecord");
     check(cudaStreamWaitEvent(rt->side, rt->entry, 0), "cudaStreamWaitEvent");
   }
-  const float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
-  const void* alpha_p = types.double_scale ? static_cast<const void*>(&alpha) : &alpha_f;
-  const void* beta_p = types.double_scale ? static_cast<const void*>(&beta) : &beta_f;
+  const Scales coupling(1.0, 0.0, types.double_scale),
+      final_scales(alpha, beta, types.double_scale);
 
   for (std::size_t n = 0; n < d.rectangles.size(); ++n) {
     const auto& rect = d.rectangles[n];
     const int a = rect.arena;
     TlrBuffers rb = buffers;
     rb.set(TlrBuffer::workspace, arena_base(a));
+    const StageCall* calls = &rt->calls[3 * n];
     // Stages 1-2 may overwrite this arena only after stage 3 of the rectangle that used it
     // last (two rectangles back) has read it.
     if (pipelined && n >= 2)
       check(cudaStreamWaitEvent(rt->side, rt->s3_done[a], 0), "cudaStreamWaitEvent");
-    run_grouped(rt->handle[1], rt->calls[2 * n], rt->device_ptrs, types);
-    for (const auto& f : rect.stage2.fills)
-      device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
-                  rb.leading_dim(f.buffer, f.ld), 0.0, s12);
-    run_grouped(rt->handle[1], rt->calls[2 * n + 1], rt->device_ptrs, types);
+    for (int stage = 0; stage < 2; ++stage) {
+      if (stage == 1)
+        for (const auto& f : rect.stage2.fills)
+          device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
+                      rb.leading_dim(f.buffer, f.ld), 0.0, s12);
+      run_stage(rt->handle[1], calls[stage],
+                resolve_launch(d.options.coupling_launch, calls[stage]), coupling, rt->device_ptrs,
+                rt->host_ptrs, types);
+    }
     if (pipelined) {
       check(cudaEventRecord(rt->s12_done[a], rt->side), "cudaEventRecord");
       check(cudaStreamWaitEvent(main, rt->s12_done[a], 0), "cudaStreamWaitEvent");
@@ -341,18 +447,8 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
     for (const auto& f : rect.stage3.fills)
       device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
                   rb.leading_dim(f.buffer, f.ld), beta, main);
-    for (const auto& g : rect.stage3.groups)
-      for (int t = g.first; t < g.first + g.count; ++t) {
-        const auto& task = rect.stage3.tasks[t];
-        check(cublasGemmEx(rt->handle[0], g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, g.n, g.k, alpha_p,
-                           rb.at(g.a, task.a_off, task.a_col, es), types.data,
-                           rb.leading_dim(g.a, g.lda), rb.at(g.b, task.b_off, task.b_col, es),
-                           types.data, rb.leading_dim(g.b, g.ldb), beta_p,
-                           rb.at(g.c, task.c_off, task.c_col, es), types.data,
-                           rb.leading_dim(g.c, g.ldc), types.compute, CUBLAS_GEMM_DEFAULT),
-              "cublasGemmEx");
-      }
+    run_stage(rt->handle[0], calls[2], resolve_launch(d.options.final_launch, calls[2]),
+              final_scales, rt->device_ptrs, rt->host_ptrs, types);
     if (pipelined) check(cudaEventRecord(rt->s3_done[a], main), "cudaEventRecord");
   }
 }

@@ -43,9 +43,10 @@ void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double
                       bool parallel);
 
 #if KCLA_HAVE_CUDA
-/// cuBLAS on `stream` (a cudaStream_t): stage 1 and 2 as cublasGemmGroupedBatchedEx, stage 3
-/// as cublasGemmEx per tile row / column; with a pipelined plan, stages 1-2 run on a second
-/// stream and arena, overlapping stage 3 of the previous rectangle. Data in device memory.
+/// cuBLAS on `stream` (a cudaStream_t): each stage as grouped, (strided) batched or single
+/// GEMM calls (TlrGemmOptions::coupling_launch, final_launch); with a pipelined plan, stages
+/// 1-2 run on a second stream and arena, overlapping stage 3 of the previous rectangle.
+/// Data in device memory.
 void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha,
                         double beta, void* stream);
 #endif
