@@ -42,9 +42,9 @@ struct TlrGemmOptions {
   /// Total workspace the product may use, all arenas together (bytes); 0: automatic
   /// (`rectangles` below decides).
   std::size_t workspace_bytes = 0;
-  /// With workspace_bytes == 0: the number of output rectangles to aim for (1: all of C
-  /// at once, the most workspace); 0: automatic, one rectangle for small products and
-  /// several for large pipelined ones, so that stages 1-2 overlap stage 3.
+  /// With workspace_bytes == 0: the number of output rectangles to aim for (less
+  /// workspace; with `pipelined`, stages 1-2 of one rectangle overlap stage 3 of the
+  /// previous one); 0: automatic (one rectangle, all of C at once: fastest on the H200).
   int rectangles = 0;
   /// Two arenas and two streams: stages 1-2 of the next rectangle overlap stage 3 of the
   /// current one (CUDA; the host runs rectangles in order either way).

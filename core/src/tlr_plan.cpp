@@ -566,22 +566,13 @@ std::size_t budget_for_runs(const Planner& planner, const Setup& s, int runs,
   return options.pipelined ? 2 * best : best;
 }
 
-/// Rectangles an automatic plan aims for: one for small products (more launches would
-/// cost more than the overlap gains) and kPipelineRectangles for large pipelined ones, so
-/// that stages 1-2 of one rectangle run under stage 3 of the previous one.
-constexpr double kPipelineMinFlops = 1e11;
-constexpr int kPipelineRectangles = 8;
-
-int automatic_rectangles(const Planner& planner, const Setup& s, const TlrGemmOptions& options) {
-  if (options.rectangles > 0) return options.rectangles;
-  if (!options.pipelined) return 1;
-  const Range all{0, s.a.tiles_r, 0, s.b.tiles_c};
-  double flops = std::numeric_limits<double>::max();
-  for (TlrAssociation o : {TlrAssociation::right, TlrAssociation::left})
-    if (planner.order_possible(o) &&
-        (options.association == TlrAssociation::automatic || options.association == o))
-      flops = std::min(flops, planner.cost(all, o));
-  return flops >= kPipelineMinFlops ? kPipelineRectangles : 1;
+/// Rectangles an automatic plan aims for: one. Splitting C so that stages 1-2 of one
+/// rectangle overlap stage 3 of the previous one gained 1-6% with one-GEMM-per-task stage 3
+/// launches, but with batched launches it only adds launches and shrinks the GEMMs (H200,
+/// fp32: 4 or 8 rectangles 0-9% slower than one, run 5 of docs/gpu-notes-tlr.md). A budget
+/// (workspace_bytes) or an explicit target still splits, and then pipelines.
+int automatic_rectangles(const TlrGemmOptions& options) {
+  return options.rectangles > 0 ? options.rectangles : 1;
 }
 
 }  // namespace
@@ -606,7 +597,7 @@ TlrGemmPlan plan_tlr_gemm(Op op_a, const TlrOperandShape& a, Op op_b, const TlrO
   std::vector<TlrAssociation> orders;
   std::size_t total = options.workspace_bytes;
   if (total == 0) {
-    const int runs = automatic_rectangles(planner, s, options);
+    const int runs = automatic_rectangles(options);
     total = runs <= 1 ? std::numeric_limits<std::size_t>::max()
                       : budget_for_runs(planner, s, runs, options);
   }

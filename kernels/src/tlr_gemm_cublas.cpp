@@ -266,11 +266,12 @@ StageCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es,
       pb[t] = buf.at(g.b, task.b_off, task.b_col, es);
       pc[t] = buf.at(g.c, task.c_off, task.c_col, es);
     }
-    // Distinct outputs are required of a batch; a zero step is fine for A and B only.
+    // Only increasing addresses: cuBLAS 13's sm_90 strided kernels read out of bounds with
+    // a negative step (seen under compute-sanitizer on the H200, docs/gpu-notes-tlr.md run 6).
     l.strided = constant_step(pa, g.first, g.count, es, l.stride_a) &&
                 constant_step(pb, g.first, g.count, es, l.stride_b) &&
                 constant_step(pc, g.first, g.count, es, l.stride_c) &&
-                (g.count < 2 || l.stride_c != 0);
+                (g.count < 2 || (l.stride_a > 0 && l.stride_b > 0 && l.stride_c > 0));
     call.groups.push_back(l);
     call.trans_a.push_back(l.trans_a);
     call.trans_b.push_back(l.trans_b);
@@ -304,11 +305,19 @@ struct Scales {
   }
 };
 
-/// Resolves TlrLaunch::automatic for one stage: few groups run as one (strided) batched
-/// call each; many groups (ranks that vary from tile to tile) as one grouped call.
-TlrLaunch resolve_launch(TlrLaunch wanted, const StageCall& call) {
+/// Resolves TlrLaunch::automatic for stages 1-2: few groups run as one (strided) batched
+/// call each; many groups (ranks that vary from tile to tile) as one grouped call. On the
+/// H200 the batched forms beat one grouped call by 1.1-2x wherever both apply (run 5 of
+/// docs/gpu-notes-tlr.md).
+TlrLaunch resolve_coupling_launch(TlrLaunch wanted, const StageCall& call) {
   if (wanted != TlrLaunch::automatic) return wanted;
   return call.groups.size() <= kMaxBatchedGroups ? TlrLaunch::batched : TlrLaunch::grouped;
+}
+
+/// Stage 3 has one group per distinct panel width (at most one per tile row or column), and
+/// its GEMMs are large: batched per group always (a grouped call was the slowest form).
+TlrLaunch resolve_final_launch(TlrLaunch wanted) {
+  return wanted == TlrLaunch::automatic ? TlrLaunch::batched : wanted;
 }
 
 void run_stage(cublasHandle_t h, const StageCall& call, TlrLaunch launch, const Scales& scales,
@@ -437,7 +446,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
           device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
                       rb.leading_dim(f.buffer, f.ld), 0.0, s12);
       run_stage(rt->handle[1], calls[stage],
-                resolve_launch(d.options.coupling_launch, calls[stage]), coupling, rt->device_ptrs,
+                resolve_coupling_launch(d.options.coupling_launch, calls[stage]), coupling, rt->device_ptrs,
                 rt->host_ptrs, types);
     }
     if (pipelined) {
@@ -447,7 +456,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
     for (const auto& f : rect.stage3.fills)
       device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
                   rb.leading_dim(f.buffer, f.ld), beta, main);
-    run_stage(rt->handle[0], calls[2], resolve_launch(d.options.final_launch, calls[2]),
+    run_stage(rt->handle[0], calls[2], resolve_final_launch(d.options.final_launch),
               final_scales, rt->device_ptrs, rt->host_ptrs, types);
     if (pipelined) check(cudaEventRecord(rt->s3_done[a], main), "cudaEventRecord");
   }
