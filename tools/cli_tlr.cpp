@@ -89,7 +89,9 @@ options:
   --precision P        compute in fp64, fp32, fp16 or bf16 (default: A's file precision;
                        operands in other precisions are converted on reading)
   --tf32               fp32 storage, TF32 tensor-core math (CUDA; fp32 on the host)
-  --workspace BYTES    workspace budget (default 0: one rectangle covering C)
+  --workspace BYTES    workspace budget (default 0: see --rectangles)
+  --rectangles N       without --workspace: split C into at most N rectangles, pipelined
+                       (less workspace; default 1, all of C at once)
   --backend B          cuda, openmp or serial (default: the build's default device)
   --repeat N           timed products (default 10; the median is reported)
   --seed S             random B and C (default 1)
@@ -507,6 +509,7 @@ GemmResult run_gemm(const Arguments& args) {
 
   TlrGemmOptions options;
   options.workspace_bytes = static_cast<std::size_t>(args.get_int("workspace", 0));
+  options.rectangles = static_cast<int>(args.get_int("rectangles", 0));
   if (args.has("tf32")) options.math = TlrMath::tf32;
 
   auto run = [&](const auto& b, std::int64_t b_rows, std::int64_t b_cols) {
@@ -621,13 +624,16 @@ int run_tlr_gemm(int argc, char** argv) {
     return ok;
   }
   args.allow_only({"dense-cols", "transa", "transb", "alpha", "beta", "c", "precision", "tf32",
-                   "workspace", "backend", "repeat", "seed", "verify", "output", "help"});
+                   "workspace", "rectangles", "backend", "repeat", "seed", "verify", "output",
+                   "help"});
   const auto& files = args.positional();
   if (files.empty() || files.size() > 2)
     throw UsageError("gemm needs A.h5 and optionally B.h5 (see --help)");
   if (files.size() == 2 && args.has("dense-cols"))
     throw UsageError("give B.h5 or --dense-cols K, not both");
   if (args.get_int("workspace", 0) < 0) throw UsageError("--workspace must be >= 0");
+  if (args.get_int("rectangles", 1) < 1 || args.get_int("rectangles", 1) > (1 << 20))
+    throw UsageError("--rectangles must be between 1 and 1048576");
   args.get_double("alpha", 1.0);
   args.get_double("beta", 0.0);
   args.get_int("repeat", 10);

@@ -57,6 +57,13 @@ run 0 "$kcla" tlr gemm a.h5 --transb --dense-cols 300 --c c.mtx --beta -1 --work
   --repeat 1 --verify
 has out.txt "verify .*: OK"
 
+# Without a budget, a target number of rectangles (pipelined, two arenas).
+run 0 "$kcla" tlr gemm a.h5 --dense-cols 300 --rectangles 3 --repeat 1 --verify
+has out.txt ", [23] rectangles"
+has out.txt "verify .*: OK"
+run 2 "$kcla" tlr gemm a.h5 --rectangles 0
+has err.txt "rectangles must be between 1"
+
 # --- other precisions ----------------------------------------------------------------------
 run 0 "$kcla" tlr compress --kernel exponential --points 256 --dim 3 --tile-size 32 \
   --tolerance 1e-3 --precision fp32 -o f.h5
