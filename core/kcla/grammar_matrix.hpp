@@ -37,7 +37,8 @@ template <class MemorySpace>
 struct SweepPlan {
   std::int64_t vectors = 0;
   Kokkos::View<std::uint64_t*, MemorySpace> workspace;  // value slots, 8-byte aligned
-  Kokkos::View<std::int64_t*, MemorySpace> counters;    // [0]: ticket, [1 + level]: done
+  // [0]: ticket, [1 + level]: done; unsigned long long for native atomic adds on CUDA.
+  Kokkos::View<unsigned long long*, MemorySpace> counters;
   // Ticket table of the fused kernel: level and kind of each ticket and its item range.
   Kokkos::View<std::int32_t*, MemorySpace> ticket_level, ticket_kind;
   Kokkos::View<std::int64_t*, MemorySpace> ticket_begin, ticket_end;
