@@ -85,18 +85,37 @@ struct SweepArgs {
   KOKKOS_FORCEINLINE_FUNCTION T* buffer(std::int32_t level) const {
     return slots + (level % 2) * width * vectors;
   }
-  /// Node item: node n of `level` (global index, level starts at first), vector b.
+  /// A node's operands as far as they can be known before the level below is complete:
+  /// child codes, and the values of leaf children (inputs only, no slot reads).
+  struct NodeOperands {
+    std::int32_t left_code, right_code;
+    T left_value, right_value;
+  };
+  KOKKOS_FORCEINLINE_FUNCTION NodeOperands prefetch_node(std::int64_t n, std::int64_t b) const {
+    NodeOperands o;
+    o.left_code = left[n];
+    o.right_code = right[n];
+    o.left_value = o.left_code < 0 ? value<false>(o.left_code, nullptr, b) : Semiring::zero();
+    o.right_value = o.right_code < 0 ? value<false>(o.right_code, nullptr, b) : Semiring::zero();
+    return o;
+  }
+  /// Completes node n of `level` (global index, level starts at first), vector b: reads the
+  /// children that are slots and stores the node's value.
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION void finish_node(std::int32_t level, std::int64_t first,
+                                               std::int64_t n, std::int64_t b,
+                                               const NodeOperands& o) const {
+    const T* read = layered ? buffer(level - 1) : slots;
+    const T l = o.left_code >= 0 ? value<Coherent>(o.left_code, read, b) : o.left_value;
+    const T r = o.right_code >= 0 ? value<Coherent>(o.right_code, read, b) : o.right_value;
+    T* target = layered ? buffer(level) + (n - first) * vectors : slots + n * vectors;
+    target[b] = Semiring::combine(l, r);
+  }
+  /// Node item: node n of `level`, vector b, in one go.
   template <bool Coherent>
   KOKKOS_FORCEINLINE_FUNCTION void node(std::int32_t level, std::int64_t first, std::int64_t n,
                                         std::int64_t b) const {
-    if (layered) {
-      const T* read = buffer(level - 1);
-      buffer(level)[(n - first) * vectors + b] =
-          Semiring::combine(value<Coherent>(left[n], read, b), value<Coherent>(right[n], read, b));
-    } else {
-      slots[n * vectors + b] = Semiring::combine(value<Coherent>(left[n], slots, b),
-                                                 value<Coherent>(right[n], slots, b));
-    }
+    finish_node<Coherent>(level, first, n, b, prefetch_node(n, b));
   }
   /// Emit item of layered level `level` (0: a terminal standing in C).
   template <bool Coherent>
@@ -247,6 +266,15 @@ struct FusedSweepFunctor {
     const std::int32_t level = ticket_level[ticket];
     const std::int32_t kind = ticket_kind[ticket];
     const std::int64_t begin = ticket_begin[ticket], end = ticket_end[ticket];
+    const std::int64_t B = a.vectors;
+    // A node ticket of at most one item per thread reads its inputs (child codes, leaf
+    // values) while the level below is still running: after the hand-off only the
+    // child slots remain to be read.
+    const std::int64_t item = team.team_rank();
+    const bool prefetched = kind == nodes && (end - begin) * B <= team.team_size();
+    const bool has_item = prefetched && item < (end - begin) * B;
+    typename SweepArgs<Semiring, Scalar>::NodeOperands operands{};
+    if (has_item) operands = a.prefetch_node(begin + item / B, item % B);
     if (level > 0 && tickets_per_level[level - 1] > 0) {
       const std::int64_t target = (epoch + 1) * tickets_per_level[level - 1];
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -260,8 +288,11 @@ struct FusedSweepFunctor {
       });
     }
     team.team_barrier();
-    const std::int64_t B = a.vectors;
-    if (kind == nodes) {
+    if (prefetched) {
+      if (has_item)
+        a.template finish_node<true>(level, level_first[level], begin + item / B, item % B,
+                                     operands);
+    } else if (kind == nodes) {
       const std::int64_t first = level_first[level];
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
         a.template node<true>(level, first, begin + i / B, i % B);
