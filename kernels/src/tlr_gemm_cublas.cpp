@@ -307,7 +307,7 @@ struct Scales {
 
 /// Resolves TlrLaunch::automatic for stages 1-2: few groups run as one (strided) batched
 /// call each; many groups (ranks that vary from tile to tile) as one grouped call. On the
-/// H200 the batched forms beat one grouped call by 1.1-2x wherever both apply (run 5 of
+/// H200 the batched forms beat one grouped call by 1.01-1.9x wherever both apply (run 5 of
 /// docs/gpu-notes-tlr.md).
 TlrLaunch resolve_coupling_launch(TlrLaunch wanted, const StageCall& call) {
   if (wanted != TlrLaunch::automatic) return wanted;
