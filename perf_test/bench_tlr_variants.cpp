@@ -1,7 +1,8 @@
 // How the TLR product's launch forms and rectangle counts compare (the evidence behind the
 // automatic choices in TlrGemmOptions): fp32, every tile of rank b/s, b = N/16, each
 // variant against the KBLAS-style loop on the same operands in the same run.
-// Args: N, s (rank = b / s), variant (see kVariants).
+// Args: N, s (rank = b / s), variant (see kVariants), ranks (0: every tile rank b/s;
+// 1: skewed in [b/(2s), b/s] as in the fp16 experiment, so stages 1-2 have many shapes).
 #include <cstdio>
 #include <map>
 #include <string>
@@ -35,13 +36,13 @@ constexpr int kNumVariants = sizeof(kVariants) / sizeof(kVariants[0]);
 /// The operands and the KBLAS time of one (N, s), kept while its variants run.
 struct Case {
   std::int64_t n = 0;
-  int s = 0;
+  int s = 0, skewed = 0;
   kcla::TlrMatrix<float, memory_space> a, b;
   dense_matrix<float> c;
   double kblas_ms = 0;
 };
 
-Case& case_for(std::int64_t n, int s) {
+Case& case_for(std::int64_t n, int s, int skewed) {
   static Case current;
   // The Views must go before Kokkos is finalised.
   static const bool registered = [] {
@@ -49,7 +50,7 @@ Case& case_for(std::int64_t n, int s) {
     return true;
   }();
   (void)registered;
-  if (current.n == n && current.s == s) return current;
+  if (current.n == n && current.s == s && current.skewed == skewed) return current;
   current = Case{};  // release the previous operands first
   exec_space exec;
   const int tiles = 16, b = static_cast<int>(n / tiles), r = std::max(1, b / s);
@@ -65,6 +66,7 @@ Case& case_for(std::int64_t n, int s) {
   }
   current.n = n;
   current.s = s;
+  current.skewed = skewed;
   return current;
 }
 
@@ -72,7 +74,8 @@ void BM_TlrVariant(benchmark::State& state) {
   const std::int64_t n = state.range(0);
   const int s = static_cast<int>(state.range(1));
   const Variant& v = kVariants[state.range(2)];
-  Case& cs = case_for(n, s);
+  const int skewed = static_cast<int>(state.range(3));
+  Case& cs = case_for(n, s, skewed);
   exec_space exec;
   kcla::TlrGemmOptions o;
   o.coupling_launch = v.coupling;
@@ -103,12 +106,19 @@ void BM_TlrVariant(benchmark::State& state) {
   state.counters["tlr_TFLOPs"] = plan.flops() / (tlr_ms * 1e9);
   state.counters["rectangles"] = plan.num_rectangles();
   state.counters["workspace_GB"] = plan.workspace_bytes() / 1e9;
-  state.SetLabel(v.name);
+  state.SetLabel(std::string(v.name) + (skewed ? ", skewed ranks" : ""));
 }
 
 void grid(benchmark::internal::Benchmark* bench, std::initializer_list<std::pair<int, int>> cases) {
   for (const auto& [n, s] : cases)
-    for (int v = 0; v < kNumVariants; ++v) bench->Args({n, s, v});
+    for (int v = 0; v < kNumVariants; ++v) bench->Args({n, s, v, 0});
+}
+
+/// Skewed ranks: the stage 1-2 launch forms only (grouped, batched, automatic).
+void skewed_grid(benchmark::internal::Benchmark* bench,
+                 std::initializer_list<std::pair<int, int>> cases) {
+  for (const auto& [n, s] : cases)
+    for (int v : {1, 3, 6}) bench->Args({n, s, v, 1});
 }
 
 #if KCLA_HAVE_CUDA
@@ -134,6 +144,7 @@ BENCHMARK(BM_TlrVariant)
     ->Name("tlr_variant")
     ->Apply([](benchmark::internal::Benchmark* b) {
       grid(b, {{512, 8}});
+      skewed_grid(b, {{512, 8}});
     })
     ->UseManualTime()
     ->Iterations(1)
