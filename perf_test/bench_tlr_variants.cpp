@@ -139,6 +139,14 @@ BENCHMARK(BM_TlrVariant)
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TlrVariant)
+    ->Name("tlr_variant")
+    ->Apply([](benchmark::internal::Benchmark* b) {
+      skewed_grid(b, {{4096, 16}, {8192, 16}, {16384, 8}, {32768, 16}});
+    })
+    ->UseManualTime()
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 #else
 BENCHMARK(BM_TlrVariant)
     ->Name("tlr_variant")
