@@ -54,10 +54,12 @@ Case& case_for(std::int64_t n, int s, int skewed) {
   current = Case{};  // release the previous operands first
   exec_space exec;
   const int tiles = 16, b = static_cast<int>(n / tiles), r = std::max(1, b / s);
-  current.a =
-      kcla::random_tlr<float, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 1);
-  current.b =
-      kcla::random_tlr<float, memory_space>(exec, n, n, b, uniform_ranks(tiles, tiles, r), 2);
+  auto ranks = [&](std::uint64_t seed) {
+    return skewed ? skewed_ranks(tiles, tiles, std::max(1, r / 2), r, 1, seed)
+                  : uniform_ranks(tiles, tiles, r);
+  };
+  current.a = kcla::random_tlr<float, memory_space>(exec, n, n, b, ranks(5), 1);
+  current.b = kcla::random_tlr<float, memory_space>(exec, n, n, b, ranks(6), 2);
   current.c = uninitialized<float>("C", n, n);
   {
     KblasLoop<float> kblas(current.a, current.b, current.c);
@@ -105,6 +107,10 @@ void BM_TlrVariant(benchmark::State& state) {
   state.counters["speedup"] = cs.kblas_ms / tlr_ms;
   state.counters["tlr_TFLOPs"] = plan.flops() / (tlr_ms * 1e9);
   state.counters["rectangles"] = plan.num_rectangles();
+  // Shapes (groups) of stages 1 and 2 in the first rectangle: what TlrLaunch::automatic
+  // decides on.
+  state.counters["s1_groups"] = static_cast<double>(plan.data().rectangles[0].stage1.groups.size());
+  state.counters["s2_groups"] = static_cast<double>(plan.data().rectangles[0].stage2.groups.size());
   state.counters["workspace_GB"] = plan.workspace_bytes() / 1e9;
   state.SetLabel(std::string(v.name) + (skewed ? ", skewed ranks" : ""));
 }
