@@ -59,10 +59,7 @@ void BM_TlrFp16(benchmark::State& state) {
     o.workspace_bytes = static_cast<std::size_t>(std::max(budget, 1.0));
   }
   const auto plan = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, o);
-  kcla::TlrGemmOptions serial = o;
-  serial.pipelined = false;
-  if (plan.num_arenas() == 2) serial.workspace_bytes = o.workspace_bytes / 2;
-  const auto plan_serial = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, serial);
+  const auto plan_serial = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, unpipelined(o, plan));
   trace(tag + "planned: " + std::to_string(plan.num_rectangles()) + " rectangles");
 
   auto product = [&](const kcla::TlrGemmPlan& p) { kcla::gemm(exec, p, a, bm, 1.0, 0.0, c); };
@@ -72,14 +69,7 @@ void BM_TlrFp16(benchmark::State& state) {
   product(plan_serial);
   exec.fence();
   trace(tag + "first serial product");
-  std::vector<double> times;
-  for (auto _ : state) {
-    const double ms = median_ms(exec, 1, [&] { product(plan); });
-    times.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
-  }
-  std::sort(times.begin(), times.end());
-  const double tlr_ms = times[times.size() / 2];
+  const double tlr_ms = iteration_median_ms(state, exec, [&] { product(plan); });
   trace(tag + "timed products");
   const double serial_ms = median_ms(exec, 3, [&] { product(plan_serial); });
   const double dense_ms = dense_ms_cached(n);

@@ -60,14 +60,7 @@ void BM_TlrKblas(benchmark::State& state) {
   product();  // warm-up
   exec.fence();
   trace(tag + "first product");
-  std::vector<double> times;
-  for (auto _ : state) {
-    const double ms = median_ms(exec, 1, product);
-    times.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
-  }
-  std::sort(times.begin(), times.end());
-  const double tlr_ms = times[times.size() / 2];
+  const double tlr_ms = iteration_median_ms(state, exec, product);
 
   double kblas_ms = 0, diff = 0, kblas_flops = 0, kblas_gb = 0;
   {

@@ -45,23 +45,13 @@ void BM_TlrParity(benchmark::State& state) {
   o.workspace_bytes =
       runs <= 1 ? 0 : kcla::workspace_bytes(kcla::Op::N, a, kcla::Op::N, bm, runs, o);
   const auto plan = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, o);
-  kcla::TlrGemmOptions serial = o;
-  serial.pipelined = false;
-  serial.workspace_bytes = plan.num_arenas() == 2 ? o.workspace_bytes / 2 : o.workspace_bytes;
-  const auto plan_serial = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, serial);
+  const auto plan_serial = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, unpipelined(o, plan));
 
   auto product = [&](const kcla::TlrGemmPlan& p) { kcla::gemm(exec, p, a, bm, 1.0, 0.0, c); };
   product(plan);  // warm-up: handles, pointer arrays, workspace
   product(plan_serial);
   exec.fence();
-  std::vector<double> times;
-  for (auto _ : state) {
-    const double ms = median_ms(exec, 1, [&] { product(plan); });
-    times.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
-  }
-  std::sort(times.begin(), times.end());
-  const double tlr_ms = times[times.size() / 2];
+  const double tlr_ms = iteration_median_ms(state, exec, [&] { product(plan); });
   const double serial_ms = median_ms(exec, 3, [&] { product(plan_serial); });
   const double dense_ms = dense_ms_cached<Scalar>(n);
   const double dense_flops = 2.0 * n * n * n;

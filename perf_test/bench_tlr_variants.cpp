@@ -94,14 +94,7 @@ void BM_TlrVariant(benchmark::State& state) {
   auto product = [&] { kcla::gemm(exec, plan, cs.a, cs.b, 1.0, 0.0, cs.c); };
   product();  // warm-up: handles, pointer arrays, workspace
   exec.fence();
-  std::vector<double> times;
-  for (auto _ : state) {
-    const double ms = median_ms(exec, 1, product);
-    times.push_back(ms);
-    state.SetIterationTime(ms / 1e3);
-  }
-  std::sort(times.begin(), times.end());
-  const double tlr_ms = times[times.size() / 2];
+  const double tlr_ms = iteration_median_ms(state, exec, product);
   state.counters["tlr_ms"] = tlr_ms;
   state.counters["kblas_ms"] = cs.kblas_ms;
   state.counters["speedup"] = cs.kblas_ms / tlr_ms;

@@ -66,6 +66,29 @@ double median_ms(const Exec& exec, int reps, F&& f) {
   return t[t.size() / 2];
 }
 
+/// Runs f() once per benchmark iteration (fenced), reports each as the iteration's manual
+/// time and returns the median (ms).
+template <class Exec, class F>
+double iteration_median_ms(benchmark::State& state, const Exec& exec, F&& f) {
+  std::vector<double> times;
+  for (auto _ : state) {
+    const double ms = median_ms(exec, 1, f);
+    times.push_back(ms);
+    state.SetIterationTime(ms / 1e3);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+/// The options of the same product without pipelining: one stream and one arena holding
+/// what each of the pipelined plan's two arenas held (the same rectangles).
+inline TlrGemmOptions unpipelined(const TlrGemmOptions& options, const TlrGemmPlan& plan) {
+  TlrGemmOptions serial = options;
+  serial.pipelined = false;
+  if (plan.num_arenas() == 2) serial.workspace_bytes = options.workspace_bytes / 2;
+  return serial;
+}
+
 /// C = A B with dense column-major Views (cuBLAS GemmEx on CUDA, BLAS on the host).
 template <class Exec, class Scalar>
 void dense_gemm(const Exec& exec, const dense_matrix<Scalar>& a, const dense_matrix<Scalar>& b,
