@@ -147,6 +147,9 @@ struct StageCall {
   // The same groups as the arrays cublasGemmGroupedBatchedEx takes.
   std::vector<cublasOperation_t> trans_a, trans_b;
   std::vector<int> m, n, k, lda, ldb, ldc, size;
+  // alpha and beta per group, refilled by each product (no allocation on the hot path).
+  std::vector<float> alpha_f, beta_f;
+  std::vector<double> alpha_d, beta_d;
   std::size_t ptr_offset = 0;
   int count = 0;
 };
@@ -283,6 +286,11 @@ StageCall describe(const TlrStage& stage, const TlrBuffers& buf, std::size_t es,
     call.ldc.push_back(l.ldc);
     call.size.push_back(l.count);
   }
+  const std::size_t groups = call.groups.size();
+  call.alpha_f.resize(groups);
+  call.beta_f.resize(groups);
+  call.alpha_d.resize(groups);
+  call.beta_d.resize(groups);
   return call;
 }
 
@@ -320,7 +328,7 @@ TlrLaunch resolve_final_launch(TlrLaunch wanted) {
   return wanted == TlrLaunch::automatic ? TlrLaunch::batched : wanted;
 }
 
-void run_stage(cublasHandle_t h, const StageCall& call, TlrLaunch launch, const Scales& scales,
+void run_stage(cublasHandle_t h, StageCall& call, TlrLaunch launch, const Scales& scales,
                void** device_ptrs, void* const* host_ptrs, const CublasTypes& types) {
   if (call.count == 0) return;
   void** dev = device_ptrs + call.ptr_offset;
@@ -328,10 +336,18 @@ void run_stage(cublasHandle_t h, const StageCall& call, TlrLaunch launch, const 
   const int count = call.count;
   if (launch == TlrLaunch::grouped) {
     const std::size_t groups = call.groups.size();
-    const std::vector<float> af(groups, scales.alpha_f), bf(groups, scales.beta_f);
-    const std::vector<double> ad(groups, scales.alpha_d), bd(groups, scales.beta_d);
-    const void* alpha = types.double_scale ? static_cast<const void*>(ad.data()) : af.data();
-    const void* beta = types.double_scale ? static_cast<const void*>(bd.data()) : bf.data();
+    const void *alpha = nullptr, *beta = nullptr;
+    if (types.double_scale) {
+      std::fill(call.alpha_d.begin(), call.alpha_d.end(), scales.alpha_d);
+      std::fill(call.beta_d.begin(), call.beta_d.end(), scales.beta_d);
+      alpha = call.alpha_d.data();
+      beta = call.beta_d.data();
+    } else {
+      std::fill(call.alpha_f.begin(), call.alpha_f.end(), scales.alpha_f);
+      std::fill(call.beta_f.begin(), call.beta_f.end(), scales.beta_f);
+      alpha = call.alpha_f.data();
+      beta = call.beta_f.data();
+    }
     check(cublasGemmGroupedBatchedEx(
               h, call.trans_a.data(), call.trans_b.data(), call.m.data(), call.n.data(),
               call.k.data(), alpha, const_cast<const void* const*>(dev), types.data,
@@ -435,7 +451,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
     const int a = rect.arena;
     TlrBuffers rb = buffers;
     rb.set(TlrBuffer::workspace, arena_base(a));
-    const StageCall* calls = &rt->calls[3 * n];
+    StageCall* calls = &rt->calls[3 * n];
     // Stages 1-2 may overwrite this arena only after stage 3 of the rectangle that used it
     // last (two rectangles back) has read it.
     if (pipelined && n >= 2)
