@@ -1,4 +1,6 @@
-# Shared helpers of the kcla CLI end-to-end tests (sourced by test_cli_*.sh).
+# Shared set-up and helpers of the kcla CLI end-to-end tests, sourced by test_cli_*.sh
+# with the script's own arguments (KCLA_BINARY WORK_DIR): sets $kcla and $work, and leaves
+# the shell in a fresh, empty $work.
 #   fail MESSAGE            print and exit 1
 #   run CODE COMMAND...     run COMMAND (stdout to out.txt, stderr to err.txt), check its exit code
 #   has FILE PATTERN        FILE contains the extended regular expression
@@ -7,6 +9,13 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+
+kcla=$1
+work=$2
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || fail "cannot enter $work"
+export OMP_PROC_BIND=false
 
 # run CODE COMMAND...: runs COMMAND (stdout in out.txt, stderr in err.txt) and checks its
 # exit code.

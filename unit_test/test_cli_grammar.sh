@@ -6,14 +6,8 @@
 #   test_cli_grammar.sh KCLA_BINARY WORK_DIR
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-kcla=$1
-work=$2
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work" || exit 1
-export OMP_PROC_BIND=false
 # shellcheck source=cli_test_lib.sh
-source "$here/cli_test_lib.sh"
+source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
 
 # --- the main job on its embedded default -------------------------------------------------
 run 0 "$kcla" demo
