@@ -90,9 +90,8 @@ TEST(Hdf5Grammar, HostileFiles) {
   const auto g = kcla::compress(kcla::test::random_genotypes(gen, 200, 3000, 6, 4));
   const auto good = (dir / "good.h5").string();
   kcla::write_grammar_hdf5(good, g);
-  const auto size = fs::file_size(good);
-  std::vector<char> bytes(size);
-  std::ifstream(good, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(size));
+  const std::string bytes = kcla::test::read_bytes(good);
+  const std::size_t size = bytes.size();
 
   expect_format_error((dir / "missing.h5").string(), "no such file");
   {

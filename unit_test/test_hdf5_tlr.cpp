@@ -203,9 +203,8 @@ TEST(Hdf5Tlr, HostileFiles) {
       exec_space(), m, n, b, kcla::test::random_ranks(gen, m, n, b), gen());
   const auto good = (dir / "good.h5").string();
   kcla::write_tlr_hdf5(good, a);
-  const auto size = fs::file_size(good);
-  std::vector<char> bytes(size);
-  std::ifstream(good, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(size));
+  const std::string bytes = kcla::test::read_bytes(good);
+  const std::size_t size = bytes.size();
 
   expect_format_error((dir / "missing.h5").string(), "no such file");
   {

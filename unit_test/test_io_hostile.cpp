@@ -37,11 +37,6 @@ using kcla::test::throws_with;
 
 const std::string example = std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/";
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 /// A file of `bytes` bytes that takes no space on disk: `head`, then zeros (no newline).
 std::string sparse_file(const kcla::test::TempDir& tmp, const std::string& name,
                         std::uintmax_t bytes, const std::string& head = "") {
@@ -162,7 +157,7 @@ TEST(HostileInput, MmRepairFileLargerThanMemory) {
   for (const char* ext : {".val", ".vc.R", ".vc.C"})
     std::filesystem::copy_file(example + "M.csv" + ext, base + ext);
   for (const char* ext : {".val", ".vc.R", ".vc.C"}) {
-    const auto saved = read_bytes(base + ext);
+    const auto saved = kcla::test::read_bytes(base + ext);
     sparse_file(tmp, std::string("m") + ext, std::uintmax_t(1) << 40);
     EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_mm_repair(base, 7); },
                                          {base + ext, "content", "memory"}));
@@ -417,7 +412,7 @@ class HostilePlink : public ::testing::Test {
 TEST_F(HostilePlink, TruncatedAtEveryLength) {
   ASSERT_NO_THROW(kcla::read_plink(base));
   for (const auto& path : {bed, fam, bim}) {
-    const auto bytes = read_bytes(path);
+    const auto bytes = kcla::test::read_bytes(path);
     for (std::size_t n = 0; n < bytes.size(); ++n) {
       rewrite(path, bytes.substr(0, n));
       EXPECT_TRUE(reads_or_rejects()) << path << " cut to " << n << " bytes";
@@ -425,7 +420,7 @@ TEST_F(HostilePlink, TruncatedAtEveryLength) {
     rewrite(path, bytes);
   }
   // A cut .bed is always an error: its size no longer matches.
-  const auto bytes = read_bytes(bed);
+  const auto bytes = kcla::test::read_bytes(bed);
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     rewrite(bed, bytes.substr(0, n));
     EXPECT_THROW(kcla::read_plink(base), FormatError) << n;
@@ -434,7 +429,7 @@ TEST_F(HostilePlink, TruncatedAtEveryLength) {
 
 TEST_F(HostilePlink, EveryBitFlipped) {
   for (const auto& path : {bed, fam, bim}) {
-    const auto bytes = read_bytes(path);
+    const auto bytes = kcla::test::read_bytes(path);
     for (std::size_t at = 0; at < bytes.size(); ++at)
       for (int bit = 0; bit < 8; ++bit) {
         auto flipped = bytes;
@@ -489,7 +484,7 @@ TEST(HostileMmRepair, TruncatedAndFlippedEverywhere) {
   ASSERT_NO_THROW(kcla::read_mm_repair(base, 7));
   for (const char* ext : {".val", ".vc.R", ".vc.C"}) {
     const auto path = base + ext;
-    const auto bytes = read_bytes(path);
+    const auto bytes = kcla::test::read_bytes(path);
     for (std::size_t n = 0; n < bytes.size(); ++n) {
       rewrite(path, bytes.substr(0, n));
       EXPECT_TRUE(mm_repair_reads_or_rejects(base)) << path << " cut to " << n;
@@ -504,7 +499,7 @@ TEST(HostileMmRepair, TruncatedAndFlippedEverywhere) {
     rewrite(path, bytes);
   }
   // Cut inside an int32 or a float64: always an error.
-  rewrite(base + ".vc.C", read_bytes(example + "M.csv.vc.C").substr(0, 7));
+  rewrite(base + ".vc.C", kcla::test::read_bytes(example + "M.csv.vc.C").substr(0, 7));
   EXPECT_TRUE(throws_with<FormatError>([&] { kcla::read_mm_repair(base, 7); },
                                        {base + ".vc.C", "not a multiple of 4"}));
 }

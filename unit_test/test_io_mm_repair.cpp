@@ -21,11 +21,6 @@ using kcla::test::throws_with;
 
 const std::string example = std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/";
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 template <class T>
 std::string bytes_of(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
@@ -62,7 +57,7 @@ TEST(MmRepair, PapersExampleGivesThePublishedProduct) {
   const auto m = g.decompress();
   EXPECT_TRUE(kcla::test::csr_equal(m, read_csv(example + "M.csv")));
 
-  const std::string x_bytes = read_bytes(example + "x.bin");
+  const std::string x_bytes = kcla::test::read_bytes(example + "x.bin");
   ASSERT_EQ(x_bytes.size(), 7 * sizeof(float));
   std::vector<float> x(7);
   std::memcpy(x.data(), x_bytes.data(), x_bytes.size());
@@ -78,7 +73,9 @@ TEST(MmRepair, ExampleExportsByteForByte) {
   const auto g = kcla::read_mm_repair(example + "M.csv", 7);
   kcla::write_mm_repair(tmp.path("M.csv"), g);
   for (const char* ext : {".val", ".vc.R", ".vc.C"})
-    EXPECT_EQ(read_bytes(tmp.path("M.csv") + ext), read_bytes(example + "M.csv" + ext)) << ext;
+    EXPECT_EQ(kcla::test::read_bytes(tmp.path("M.csv") + ext),
+              kcla::test::read_bytes(example + "M.csv" + ext))
+        << ext;
 }
 
 /// A random valid grammar of a random matrix: CSRV terminals in first-seen order, then

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -194,6 +195,12 @@ inline std::string data_file(const std::string& name) {
   const std::string path = dir + "/" + name;
   struct stat info {};
   return !dir.empty() && stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) ? path : "";
+}
+
+/// The whole content of a file, bytes as they are.
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 }  // namespace kcla::test
