@@ -1,7 +1,9 @@
 // Grammar right product against the CSR baseline, measured side by side in one run on
-// the same matrix: single vector (kcla vs cuSPARSE SpMV / KokkosSparse::spmv) and batched
-// (kcla vs the best of cuSPARSE SpMM ALG_DEFAULT / CSR_ALG2 / CSR_ALG3, or KokkosSparse
-// multivector spmv on the host). Reports device bytes of each side, the ratios, and the
+// the same matrix: single vector (kcla vs the best cuSPARSE SpMV variant: ALG_DEFAULT,
+// CSR_ALG1/2 with and without preprocess, descriptors reused; KokkosSparse::spmv on the
+// host) and batched (kcla vs the best row-major cuSPARSE SpMM variant, or KokkosSparse
+// multivector spmv on the host). kcla_bench_baselines adds dense cuBLAS, column-major
+// SpMM, cold-L2 and energy figures. Reports device bytes of each side, the ratios, and the
 // cost model's prediction next to the measurement.
 //
 // Host builds with SuiteSparse:GraphBLAS (KCLA_HAVE_GRAPHBLAS, set by perf_test/CMakeLists.txt
@@ -129,17 +131,31 @@ std::int64_t csr_bytes(const MatrixCase& c) {
   return b;
 }
 
-void bench_csr_spmv(benchmark::State& state, MatrixCase* c) {
-  const double t = time_products(state, [&] {
 #if KCLA_HAVE_CUDA
-    c->vendor->spmv(exec().cuda_stream(), c->x.data(), c->y_csr.data());
-#else
-    kcla::csr_spmv(exec(), c->csr, c->x, c->y_csr);
-#endif
-  });
-  c->results["csr_spmv"] = {t, csr_bytes(*c), "", 0};
+// One cuSPARSE variant; the fastest so far is the baseline of the ratios (its best shot).
+void bench_csr_spmv(benchmark::State& state, MatrixCase* c,
+                    kcla::detail::CusparseSpmvVariant variant) {
+  double t = 0;
+  try {
+    t = time_products(state, [&] {
+      c->vendor->spmv(exec().cuda_stream(), c->x.data(), c->y_csr.data(), variant);
+    });
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  auto it = c->results.find("csr_spmv");
+  if (it == c->results.end() || t < it->second.seconds)
+    c->results["csr_spmv"] = {t, csr_bytes(*c), kcla::detail::to_string(variant), 0};
   state.counters["device_MB"] = static_cast<double>(csr_bytes(*c)) / 1e6;
 }
+#else
+void bench_csr_spmv(benchmark::State& state, MatrixCase* c) {
+  const double t = time_products(state, [&] { kcla::csr_spmv(exec(), c->csr, c->x, c->y_csr); });
+  c->results["csr_spmv"] = {t, csr_bytes(*c), "KokkosSparse", 0};
+  state.counters["device_MB"] = static_cast<double>(csr_bytes(*c)) / 1e6;
+}
+#endif
 
 void bench_kcla_spmv(benchmark::State& state, MatrixCase* c, kcla::SweepSchedule schedule,
                      kcla::SweepLaunch launch, const std::string& key) {
@@ -170,13 +186,13 @@ void bench_kcla_spmv(benchmark::State& state, MatrixCase* c, kcla::SweepSchedule
 
 #if KCLA_HAVE_CUDA
 void bench_csr_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B,
-                    kcla::detail::CusparseSpmmAlgorithm alg) {
+                    kcla::detail::CusparseSpmmVariant variant) {
   auto& X = c->X[B];
   auto& Y = c->Y_csr[B];
   double t = 0;
   try {
     t = time_products(state, [&] {
-      c->vendor->spmm(exec().cuda_stream(), static_cast<int>(B), X.data(), Y.data(), alg);
+      c->vendor->spmm(exec().cuda_stream(), static_cast<int>(B), X.data(), Y.data(), variant);
     });
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
@@ -186,7 +202,7 @@ void bench_csr_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B,
   const std::string key = "csr_spmm_" + std::to_string(B);
   auto it = c->results.find(key);
   if (it == c->results.end() || t < it->second.seconds)
-    c->results[key] = {t, csr_bytes(*c), kcla::detail::to_string(alg), 0};
+    c->results[key] = {t, csr_bytes(*c), kcla::detail::to_string(variant), 0};
 }
 #else
 void bench_csr_spmm(benchmark::State& state, MatrixCase* c, std::int64_t B) {
@@ -479,9 +495,17 @@ int main(int argc, char** argv) {
     g_cases.push_back(load_case(path, batches));
     MatrixCase* c = g_cases.back().get();
     const std::string n = c->name;
+#if KCLA_HAVE_CUDA
+    for (const auto& v : kcla::detail::all_spmv_variants())
+      benchmark::RegisterBenchmark(("csr_spmv/" + n + "/" + kcla::detail::to_string(v)).c_str(),
+                                   bench_csr_spmv, c, v)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+#else
     benchmark::RegisterBenchmark(("csr_spmv/" + n).c_str(), bench_csr_spmv, c)
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+#endif
     const std::pair<kcla::SweepSchedule, kcla::SweepLaunch> configs[] = {
         {kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
@@ -502,15 +526,16 @@ int main(int argc, char** argv) {
     }
     for (auto B : batches) {
 #if KCLA_HAVE_CUDA
-      for (auto alg : {kcla::detail::CusparseSpmmAlgorithm::alg_default,
-                       kcla::detail::CusparseSpmmAlgorithm::csr_alg2,
-                       kcla::detail::CusparseSpmmAlgorithm::csr_alg3})
-        benchmark::RegisterBenchmark(
-            ("csr_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::detail::to_string(alg))
-                .c_str(),
-            bench_csr_spmm, c, B, alg)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
+      // kcla's row-major X and Y: the row-major variants (kcla_bench_baselines also
+      // measures column-major inputs).
+      for (const auto& v : kcla::detail::all_spmm_variants())
+        if (v.order == kcla::detail::DenseOrder::row_major)
+          benchmark::RegisterBenchmark(
+              ("csr_spmm/" + n + "/B=" + std::to_string(B) + "/" + kcla::detail::to_string(v))
+                  .c_str(),
+              bench_csr_spmm, c, B, v)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
 #else
       benchmark::RegisterBenchmark(("csr_spmm/" + n + "/B=" + std::to_string(B)).c_str(),
                                    bench_csr_spmm, c, B)

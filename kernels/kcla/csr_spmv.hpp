@@ -35,7 +35,8 @@ void csr_spmv(const ExecutionSpace& exec, const CsrDeviceMatrix<Scalar, MemorySp
     detail::CusparseCsr vendor(a.num_rows, a.num_cols, a.nnz(), a.row_offsets.data(),
                                a.column_indices.data(), a.values.data(),
                                std::is_same<Scalar, double>::value);
-    vendor.spmv(exec.cuda_stream(), x.data(), y.data());
+    vendor.spmv(exec.cuda_stream(), x.data(), y.data(),
+                {detail::CusparseSpmvAlgorithm::alg_default, false});
     return;
   }
 #endif

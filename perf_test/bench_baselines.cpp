@@ -1,0 +1,500 @@
+// kcla's grammar product against what a user would run instead, every baseline given its
+// best shot and measured in the same run on the same matrix (issue "honest baselines"):
+//   - cuSPARSE SpMV: ALG_DEFAULT, CSR_ALG1, CSR_ALG2, with and without one untimed
+//     cusparseSpMV_preprocess; SpMM: ALG_DEFAULT/CSR_ALG1/2/3, row- and column-major,
+//     with and without preprocess; descriptors made once per variant (detail::CusparseCsr);
+//   - dense cuBLAS GEMV / GEMM (fp32; TF32 labelled separately) when the panel fits;
+//   - on host builds: KokkosSparse::spmv;
+//   - kcla: the automatic choice and every schedule x launch form.
+// Each row reports: the per-call median (events around each product, hot L2), the mean of
+// back-to-back products, the per-call median with a cold L2 (a 256 MB buffer written
+// before each product), the bandwidth those imply over the method's representation bytes
+// (+ x and y), the energy per product from NVML with the idle draw subtracted, and the
+// relative error against a double-precision host CSR product.
+//
+//   kcla_bench_baselines [--batch B] [--repeat N] [--energy-seconds S] [--tsv FILE] A.h5 ...
+//
+// Without files: a generated genotype-like panel.
+#include "baseline_timer.hpp"
+#include "energy_meter.hpp"
+
+#include <kcla/csr_spmv.hpp>
+#include <kcla/grammar_multiply.hpp>
+#include <kcla/hdf5_grammar.hpp>
+#include <kcla/repair.hpp>
+#include <kcla/synthetic.hpp>
+
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <KokkosSparse_spmv.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if KCLA_HAVE_CUDA
+#include <kcla/detail/cublas_dense.hpp>
+#include <kcla/detail/cusparse_csr.hpp>
+#endif
+
+namespace {
+
+using exec_space = Kokkos::DefaultExecutionSpace;
+using memory = exec_space::memory_space;
+using Scalar = float;
+using vector_view = Kokkos::View<Scalar*, memory>;
+using block_view = Kokkos::View<Scalar**, Kokkos::LayoutRight, memory>;
+using column_block_view = Kokkos::View<Scalar**, Kokkos::LayoutLeft, memory>;
+
+struct Settings {
+  std::int64_t batch = 64;
+  int repeat = 50;
+  double energy_seconds = 1.0;
+  std::string tsv;
+  std::vector<std::string> files;
+};
+
+/// One way of computing the product, ready to enqueue.
+struct Candidate {
+  std::string family;   // kcla, cuSPARSE, cuBLAS, KokkosSparse
+  std::string variant;  // which algorithm / schedule
+  std::int64_t bytes;   // representation bytes the product must read (+ x, y)
+  std::function<void()> run;
+  std::function<double()> error;  // relative error of the last product's output
+  double tolerance = 1e-4;
+};
+
+struct Row {
+  std::string panel;
+  std::int64_t vectors = 1;
+  Candidate candidate;
+  kcla::bench::Timing timing;
+  double error = 0;
+  std::string failure;
+};
+
+/// Relative 2-norm error of a device result against a host reference (both rows x B,
+/// vector-innermost unless `column_major`).
+template <class View>
+double relative_error(const View& v, const std::vector<double>& reference, std::int64_t rows,
+                      std::int64_t vectors, bool column_major = false) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  double num = 0, den = 0;
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t b = 0; b < vectors; ++b) {
+      const double got =
+          static_cast<double>(h.data()[column_major ? b * rows + r : r * vectors + b]);
+      const double want = reference[static_cast<std::size_t>(r * vectors + b)];
+      if (!std::isfinite(got)) return INFINITY;
+      num += (got - want) * (got - want);
+      den += want * want;
+    }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// y = A X in double on the host, rows split over threads (the independent reference).
+std::vector<double> reference_product(const kcla::CsrMatrix<double>& a, const std::vector<float>& x,
+                                      std::int64_t vectors) {
+  std::vector<double> y(static_cast<std::size_t>(a.num_rows * vectors), 0.0);
+  const unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (std::int64_t r = t; r < a.num_rows; r += threads) {
+        double* out = &y[static_cast<std::size_t>(r * vectors)];
+        for (auto k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
+          const double v = a.values[k];
+          const float* in = &x[static_cast<std::size_t>(a.column_indices[k] * vectors)];
+          for (std::int64_t b = 0; b < vectors; ++b) out[b] += v * in[b];
+        }
+      }
+    });
+  for (auto& t : pool) t.join();
+  return y;
+}
+
+std::vector<float> random_values(std::int64_t n, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (auto& e : v) e = u(gen);
+  return v;
+}
+
+template <class View>
+View upload(const std::vector<float>& host, View v) {
+  auto h = Kokkos::create_mirror_view(v);
+  std::copy(host.begin(), host.end(), h.data());
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+std::vector<float> transpose(const std::vector<float>& rowmajor, std::int64_t rows,
+                             std::int64_t cols) {
+  std::vector<float> t(rowmajor.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      t[static_cast<std::size_t>(c * rows + r)] = rowmajor[static_cast<std::size_t>(r * cols + c)];
+  return t;
+}
+
+struct Panel {
+  std::string name;
+  kcla::Grammar grammar;
+  kcla::CsrMatrix<double> csr;
+};
+
+Panel load_panel(const std::string& path) {
+  Panel p;
+  p.name = std::filesystem::path(path).stem().string();
+  p.grammar = kcla::read_grammar_hdf5(path);
+  p.csr = p.grammar.decompress();
+  return p;
+}
+
+Panel generated_panel() {
+  Panel p;
+  p.name = "generated";
+  p.csr = kcla::synthetic_genotype_panel(2000, 50000);
+  p.grammar = kcla::compress(p.csr);
+  return p;
+}
+
+void print_header(const Panel& p, std::int64_t dense_bytes) {
+  const auto& a = p.csr;
+  const double csr_mb = (static_cast<double>(a.num_rows + 1) * 4 + a.nnz() * 8.0) / 1e6;
+  std::printf(
+      "\n=== %s: %lld x %lld, %.2f M nonzeros (%.1f %% dense); CSR fp32/int32 %.1f MB, "
+      "dense fp32 %.1f MB, 2-bit %.1f MB\n",
+      p.name.c_str(), static_cast<long long>(a.num_rows), static_cast<long long>(a.num_cols),
+      a.nnz() / 1e6, 100.0 * a.nnz() / std::max<double>(1, double(a.num_rows) * a.num_cols), csr_mb,
+      dense_bytes / 1e6, a.num_cols * ((a.num_rows + 3) / 4) / 1e6);
+}
+
+void print_rows(const std::vector<Row>& rows, std::int64_t vectors) {
+  std::printf("  B = %lld%s\n", static_cast<long long>(vectors),
+              vectors > 1 ? " (times per product; per vector = / B)" : "");
+  std::printf("  %-12s %-38s %10s %10s %10s %9s %9s %10s %9s\n", "family", "variant", "call ms",
+              "b2b ms", "cold ms", "GB/s hot", "GB/s cold", "mJ/prod", "rel.err");
+  for (const auto& r : rows) {
+    if (r.vectors != vectors) continue;
+    if (!r.failure.empty()) {
+      std::printf("  %-12s %-38s %s\n", r.candidate.family.c_str(), r.candidate.variant.c_str(),
+                  r.failure.c_str());
+      continue;
+    }
+    const auto& t = r.timing;
+    const double bytes = static_cast<double>(r.candidate.bytes);
+    char energy[32];
+    if (t.joules_per_product >= 0)
+      std::snprintf(energy, sizeof energy, "%10.4f", t.joules_per_product * 1e3);
+    else
+      std::snprintf(energy, sizeof energy, "%10s", "n/a");
+    std::printf("  %-12s %-38s %10.4f %10.4f %10.4f %9.1f %9.1f %s %9.2e\n",
+                r.candidate.family.c_str(), r.candidate.variant.c_str(), t.call_median_s * 1e3,
+                t.b2b_mean_s * 1e3, t.cold_median_s * 1e3, bytes / t.b2b_mean_s / 1e9,
+                bytes / t.cold_median_s / 1e9, energy, r.error);
+  }
+}
+
+/// The fastest row of a family by per-call median (the baseline's best shot).
+const Row* best_of(const std::vector<Row>& rows, std::int64_t vectors,
+                   const std::function<bool(const Row&)>& in_family) {
+  const Row* best = nullptr;
+  for (const auto& r : rows)
+    if (r.vectors == vectors && r.failure.empty() && in_family(r) &&
+        (!best || r.timing.call_median_s < best->timing.call_median_s))
+      best = &r;
+  return best;
+}
+
+void print_summary(const std::vector<Row>& rows, std::int64_t vectors) {
+  const Row* kcla_auto = best_of(rows, vectors, [](const Row& r) {
+    return r.candidate.family == "kcla" && r.candidate.variant.rfind("auto", 0) == 0;
+  });
+  if (!kcla_auto) return;
+  std::printf("  summary B = %lld: kcla auto %.4f ms (%s)\n", static_cast<long long>(vectors),
+              kcla_auto->timing.call_median_s * 1e3, kcla_auto->candidate.variant.c_str());
+  for (const char* family : {"cuSPARSE", "cuBLAS", "KokkosSparse", "2-bit"}) {
+    const std::string f = family;
+    const Row* best = best_of(rows, vectors, [&](const Row& r) { return r.candidate.family == f; });
+    if (!best) continue;
+    const double ratio = kcla_auto->timing.call_median_s / best->timing.call_median_s;
+    std::printf("    best %-12s %-38s %.4f ms: kcla auto is %.2fx %s\n", family,
+                best->candidate.variant.c_str(), best->timing.call_median_s * 1e3,
+                ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "slower" : "faster");
+  }
+}
+
+void write_tsv(const std::string& path, const std::vector<Row>& rows, double idle_watts) {
+  std::ofstream o(path);
+  o << "panel\tB\tfamily\tvariant\tbytes\tcall_ms\tb2b_ms\tcold_ms\tmJ_per_product\t"
+       "watts_above_idle\tidle_watts\trel_error\tfailure\n";
+  for (const auto& r : rows)
+    o << r.panel << '\t' << r.vectors << '\t' << r.candidate.family << '\t' << r.candidate.variant
+      << '\t' << r.candidate.bytes << '\t' << r.timing.call_median_s * 1e3 << '\t'
+      << r.timing.b2b_mean_s * 1e3 << '\t' << r.timing.cold_median_s * 1e3 << '\t'
+      << r.timing.joules_per_product * 1e3 << '\t' << r.timing.watts_above_idle << '\t'
+      << idle_watts << '\t' << r.error << '\t' << r.failure << '\n';
+}
+
+/// Every candidate for `vectors` right-hand sides on one panel, then each measured.
+class PanelBench {
+ public:
+  PanelBench(const Panel& p, const Settings& s, kcla::bench::Timer& timer)
+      : panel_(p), settings_(s), timer_(timer) {
+    const auto& a = panel_.csr;
+    csr_ = kcla::to_device_csr<Scalar, memory>(a);
+#if KCLA_HAVE_CUDA
+    vendor_ = std::make_unique<kcla::detail::CusparseCsr>(
+        csr_.num_rows, csr_.num_cols, csr_.nnz(), csr_.row_offsets.data(),
+        csr_.column_indices.data(), csr_.values.data(), false);
+    make_dense();
+#endif
+  }
+
+  std::int64_t dense_bytes() const {
+    return panel_.csr.num_rows * panel_.csr.num_cols * 4;
+  }
+
+  void run(std::int64_t vectors, std::vector<Row>& rows) {
+    const auto& a = panel_.csr;
+    const auto x_host = random_values(a.num_cols * vectors, 1234 + vectors);
+    const auto reference = reference_product(a, x_host, vectors);
+    std::vector<Candidate> candidates;
+    const std::int64_t io_bytes = (a.num_rows + a.num_cols) * vectors * 4;
+    const std::int64_t csr_bytes = static_cast<std::int64_t>(csr_.bytes()) + io_bytes;
+
+    block_view X("X", a.num_cols, vectors), Y("Y", a.num_rows, vectors);
+    upload(x_host, X);
+    vector_view x(X.data(), vectors == 1 ? a.num_cols : 0),
+        y(Y.data(), vectors == 1 ? a.num_rows : 0);
+    auto poison = [=] { Kokkos::deep_copy(Y, std::nanf("")); };
+
+    // --- kcla ---------------------------------------------------------------------------
+    std::vector<std::shared_ptr<kcla::GrammarMatrix<Scalar, memory>>> keep;
+    auto add_kcla = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch) {
+      kcla::GrammarMatrixOptions o;
+      o.schedule = schedule;
+      o.launch = launch;
+      o.expected_vectors = vectors;
+      auto A = std::make_shared<kcla::GrammarMatrix<Scalar, memory>>(panel_.grammar, o);
+      keep.push_back(A);
+      std::string name =
+          std::string(kcla::to_string(A->schedule())) + "/" +
+          kcla::to_string(launch == kcla::SweepLaunch::automatic ? A->prediction().launch : launch);
+      if (schedule == kcla::SweepSchedule::automatic && launch == kcla::SweepLaunch::automatic) {
+        char predicted[64];
+        std::snprintf(predicted, sizeof predicted, " pred %.4f ms", A->prediction().seconds * 1e3);
+        name = "auto " + name + predicted;
+      }
+      exec_space exec;
+      Candidate c{"kcla", name, A->static_bytes() + io_bytes,
+                  vectors == 1
+                      ? std::function<void()>([=] { kcla::multiply(exec, *A, x, y, launch); })
+                      : std::function<void()>([=] { kcla::multiply(exec, *A, X, Y, launch); }),
+                  [&, Y] { return relative_error(Y, reference, a.num_rows, vectors); }};
+      candidates.push_back(std::move(c));
+    };
+    add_kcla(kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic);
+    for (auto schedule : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered})
+      for (auto launch :
+           {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph, kcla::SweepLaunch::fused})
+        add_kcla(schedule, launch);
+
+    // --- vendor baselines ---------------------------------------------------------------
+    column_block_view Xc, Yc;
+#if KCLA_HAVE_CUDA
+    const auto stream = exec_space().cuda_stream();
+    auto* vendor = vendor_.get();
+    if (vectors == 1) {
+      for (const auto& v : kcla::detail::all_spmv_variants())
+        candidates.push_back({"cuSPARSE", kcla::detail::to_string(v), csr_bytes,
+                              [=] { vendor->spmv(stream, x.data(), y.data(), v); },
+                              [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
+    } else {
+      Xc = column_block_view("Xc", a.num_cols, vectors);
+      Yc = column_block_view("Yc", a.num_rows, vectors);
+      upload(transpose(x_host, a.num_cols, vectors), Xc);
+      const int B = static_cast<int>(vectors);
+      for (const auto& v : kcla::detail::all_spmm_variants()) {
+        const bool row = v.order == kcla::detail::DenseOrder::row_major;
+        Scalar* xin = row ? X.data() : Xc.data();
+        Scalar* yout = row ? Y.data() : Yc.data();
+        candidates.push_back({"cuSPARSE", kcla::detail::to_string(v), csr_bytes,
+                              [=] { vendor->spmm(stream, B, xin, yout, v); },
+                              [&, row, Y, Yc] {
+                                return row ? relative_error(Y, reference, a.num_rows, vectors)
+                                           : relative_error(Yc, reference, a.num_rows, vectors,
+                                                            true);
+                              }});
+      }
+    }
+    if (dense_) {
+      auto* dense = dense_.get();
+      const std::int64_t bytes = dense_bytes() + io_bytes;
+      if (vectors == 1)
+        candidates.push_back({"cuBLAS", "SGEMV fp32", bytes,
+                              [=] { dense->gemv(stream, x.data(), y.data()); },
+                              [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
+      else
+        for (auto math : {kcla::detail::DenseMath::fp32, kcla::detail::DenseMath::tf32})
+          candidates.push_back(
+              {"cuBLAS", std::string("GEMM ") + kcla::detail::to_string(math), bytes,
+               [=] { dense->gemm(stream, static_cast<int>(vectors), X.data(), Y.data(), math); },
+               [&, Y] { return relative_error(Y, reference, a.num_rows, vectors); },
+               math == kcla::detail::DenseMath::tf32 ? 5e-3 : 1e-4});
+    }
+#else
+    using crs_type =
+        KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<exec_space, memory>, void, int>;
+    crs_type crs("A", csr_.num_rows, csr_.num_cols, static_cast<int>(csr_.nnz()), csr_.values,
+                 csr_.row_offsets, csr_.column_indices);
+    if (vectors == 1) {
+      candidates.push_back({"KokkosSparse", "spmv", csr_bytes,
+                            [=] { KokkosSparse::spmv("N", Scalar(1), crs, x, Scalar(0), y); },
+                            [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
+    } else {
+      Xc = column_block_view("Xc", a.num_cols, vectors);
+      Yc = column_block_view("Yc", a.num_rows, vectors);
+      upload(transpose(x_host, a.num_cols, vectors), Xc);
+      candidates.push_back(
+          {"KokkosSparse", "spmv multivector (LayoutLeft)", csr_bytes,
+           [=] { KokkosSparse::spmv("N", Scalar(1), crs, Xc, Scalar(0), Yc); },
+           [&, Yc] { return relative_error(Yc, reference, a.num_rows, vectors, true); }});
+    }
+#endif
+
+    for (auto& c : candidates) {
+      Row r;
+      r.panel = panel_.name;
+      r.vectors = vectors;
+      r.candidate = c;
+      try {
+        poison();
+        if (Yc.data()) Kokkos::deep_copy(Yc, std::nanf(""));
+        c.run();
+        exec_space().fence();
+        r.error = c.error();
+        if (!(r.error <= c.tolerance)) {
+          char what[96];
+          std::snprintf(what, sizeof what, "WRONG RESULT: relative error %.3g > %.0g", r.error,
+                        c.tolerance);
+          r.failure = what;
+        } else {
+          r.timing = timer_.measure(c.run, settings_.repeat, settings_.energy_seconds);
+        }
+      } catch (const std::exception& e) {
+        r.failure = std::string("unavailable: ") + e.what();
+      }
+      rows.push_back(std::move(r));
+    }
+  }
+
+ private:
+#if KCLA_HAVE_CUDA
+  void make_dense() {
+    const auto& a = panel_.csr;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    kcla::bench::device_memory(free_bytes, total_bytes);
+    if (static_cast<double>(dense_bytes()) > 0.5 * static_cast<double>(free_bytes)) return;
+    dense_values_ =
+        Kokkos::View<Scalar**, Kokkos::LayoutRight, memory>("dense", a.num_rows, a.num_cols);
+    auto d = dense_values_;
+    auto offsets = csr_.row_offsets;
+    auto columns = csr_.column_indices;
+    auto values = csr_.values;
+    Kokkos::parallel_for(
+        "kcla::bench::densify", Kokkos::RangePolicy<exec_space>(0, csr_.num_rows),
+        KOKKOS_LAMBDA(int r) {
+          for (int k = offsets(r); k < offsets(r + 1); ++k) d(r, columns(k)) = values(k);
+        });
+    exec_space().fence();
+    dense_ =
+        std::make_unique<kcla::detail::CublasDense>(a.num_rows, a.num_cols, dense_values_.data());
+  }
+  std::unique_ptr<kcla::detail::CusparseCsr> vendor_;
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> dense_values_;
+  std::unique_ptr<kcla::detail::CublasDense> dense_;
+#endif
+  const Panel& panel_;
+  const Settings& settings_;
+  kcla::bench::Timer& timer_;
+  kcla::CsrDeviceMatrix<Scalar, memory> csr_;
+};
+
+Settings parse(int argc, char** argv) {
+  Settings s;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--batch")
+      s.batch = std::stoll(value());
+    else if (a == "--repeat")
+      s.repeat = std::stoi(value());
+    else if (a == "--energy-seconds")
+      s.energy_seconds = std::stod(value());
+    else if (a == "--tsv")
+      s.tsv = value();
+    else if (a.rfind("--kokkos", 0) == 0)
+      continue;
+    else if (a.rfind("--", 0) == 0)
+      throw std::runtime_error("unknown option " + a);
+    else
+      s.files.push_back(a);
+  }
+  if (s.batch < 1 || s.repeat < 1) throw std::runtime_error("--batch and --repeat must be >= 1");
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try {
+    const Settings settings = parse(argc, argv);
+    kcla::bench::EnergyMeter meter;
+    kcla::bench::Timer timer(meter);
+    std::printf("baselines: back end %s, B = 1 and %lld, %d timed products per figure\n",
+                exec_space::name(), static_cast<long long>(settings.batch), settings.repeat);
+    if (meter.available())
+      std::printf("energy: NVML counter, idle draw %.1f W (measured over 2 s, subtracted)\n",
+                  timer.idle_watts());
+    else
+      std::printf("energy: n/a (%s)\n", meter.reason().c_str());
+    std::vector<Row> rows;
+    std::vector<std::string> files = settings.files;
+    if (files.empty()) files.push_back("");
+    for (const auto& f : files) {
+      const Panel panel = f.empty() ? generated_panel() : load_panel(f);
+      PanelBench bench(panel, settings, timer);
+      print_header(panel, bench.dense_bytes());
+      std::vector<Row> panel_rows;
+      for (std::int64_t vectors : {std::int64_t(1), settings.batch}) {
+        bench.run(vectors, panel_rows);
+        print_rows(panel_rows, vectors);
+        print_summary(panel_rows, vectors);
+        if (settings.batch == 1) break;
+      }
+      rows.insert(rows.end(), panel_rows.begin(), panel_rows.end());
+      std::fflush(stdout);
+    }
+    if (!settings.tsv.empty()) write_tsv(settings.tsv, rows, timer.idle_watts());
+    for (const auto& r : rows)
+      if (r.failure.rfind("WRONG", 0) == 0) return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kcla_bench_baselines: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
