@@ -18,14 +18,12 @@
 #include "baseline_timer.hpp"
 #include "energy_meter.hpp"
 
-#include <kcla/csr_spmv.hpp>
+#include <kcla/detail/baseline_products.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/synthetic.hpp>
 
-#include <KokkosSparse_CrsMatrix.hpp>
-#include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -38,11 +36,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#if KCLA_HAVE_CUDA
-#include <kcla/detail/cublas_dense.hpp>
-#include <kcla/detail/cusparse_csr.hpp>
-#endif
 
 namespace {
 
@@ -249,20 +242,9 @@ void write_tsv(const std::string& path, const std::vector<Row>& rows, double idl
 class PanelBench {
  public:
   PanelBench(const Panel& p, const Settings& s, kcla::bench::Timer& timer)
-      : panel_(p), settings_(s), timer_(timer) {
-    const auto& a = panel_.csr;
-    csr_ = kcla::to_device_csr<Scalar, memory>(a);
-#if KCLA_HAVE_CUDA
-    vendor_ = std::make_unique<kcla::detail::CusparseCsr>(
-        csr_.num_rows, csr_.num_cols, csr_.nnz(), csr_.row_offsets.data(),
-        csr_.column_indices.data(), csr_.values.data(), false);
-    make_dense();
-#endif
-  }
+      : panel_(p), settings_(s), timer_(timer), baselines_(p.csr) {}
 
-  std::int64_t dense_bytes() const {
-    return panel_.csr.num_rows * panel_.csr.num_cols * 4;
-  }
+  std::int64_t dense_bytes() const { return panel_.csr.num_rows * panel_.csr.num_cols * 4; }
 
   void run(std::int64_t vectors, std::vector<Row>& rows) {
     const auto& a = panel_.csr;
@@ -270,7 +252,6 @@ class PanelBench {
     const auto reference = reference_product(a, x_host, vectors);
     std::vector<Candidate> candidates;
     const std::int64_t io_bytes = (a.num_rows + a.num_cols) * vectors * 4;
-    const std::int64_t csr_bytes = static_cast<std::int64_t>(csr_.bytes()) + io_bytes;
 
     block_view X("X", a.num_cols, vectors), Y("Y", a.num_rows, vectors);
     upload(x_host, X);
@@ -309,68 +290,26 @@ class PanelBench {
            {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph, kcla::SweepLaunch::fused})
         add_kcla(schedule, launch);
 
-    // --- vendor baselines ---------------------------------------------------------------
+    // --- what a user would run instead -----------------------------------------------------
+    kcla::detail::BaselineOperands<memory> operands{X, Y, {}, {}};
     column_block_view Xc, Yc;
-#if KCLA_HAVE_CUDA
-    const auto stream = exec_space().cuda_stream();
-    auto* vendor = vendor_.get();
-    if (vectors == 1) {
-      for (const auto& v : kcla::detail::all_spmv_variants())
-        candidates.push_back({"cuSPARSE", kcla::detail::to_string(v), csr_bytes,
-                              [=] { vendor->spmv(stream, x.data(), y.data(), v); },
-                              [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
-    } else {
+    if (vectors > 1) {
       Xc = column_block_view("Xc", a.num_cols, vectors);
       Yc = column_block_view("Yc", a.num_rows, vectors);
       upload(transpose(x_host, a.num_cols, vectors), Xc);
-      const int B = static_cast<int>(vectors);
-      for (const auto& v : kcla::detail::all_spmm_variants()) {
-        const bool row = v.order == kcla::detail::DenseOrder::row_major;
-        Scalar* xin = row ? X.data() : Xc.data();
-        Scalar* yout = row ? Y.data() : Yc.data();
-        candidates.push_back({"cuSPARSE", kcla::detail::to_string(v), csr_bytes,
-                              [=] { vendor->spmm(stream, B, xin, yout, v); },
-                              [&, row, Y, Yc] {
-                                return row ? relative_error(Y, reference, a.num_rows, vectors)
-                                           : relative_error(Yc, reference, a.num_rows, vectors,
-                                                            true);
-                              }});
-      }
+      operands.x_columns = Xc;
+      operands.y_columns = Yc;
     }
-    if (dense_) {
-      auto* dense = dense_.get();
-      const std::int64_t bytes = dense_bytes() + io_bytes;
-      if (vectors == 1)
-        candidates.push_back({"cuBLAS", "SGEMV fp32", bytes,
-                              [=] { dense->gemv(stream, x.data(), y.data()); },
-                              [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
-      else
-        for (auto math : {kcla::detail::DenseMath::fp32, kcla::detail::DenseMath::tf32})
-          candidates.push_back(
-              {"cuBLAS", std::string("GEMM ") + kcla::detail::to_string(math), bytes,
-               [=] { dense->gemm(stream, static_cast<int>(vectors), X.data(), Y.data(), math); },
-               [&, Y] { return relative_error(Y, reference, a.num_rows, vectors); },
-               math == kcla::detail::DenseMath::tf32 ? 5e-3 : 1e-4});
+    for (auto& p : baselines_.products(operands, vectors)) {
+      const bool column_major = p.column_major;
+      candidates.push_back({p.family, p.variant, p.bytes + io_bytes, p.run,
+                            [&, column_major, Y, Yc] {
+                              return column_major
+                                         ? relative_error(Yc, reference, a.num_rows, vectors, true)
+                                         : relative_error(Y, reference, a.num_rows, vectors);
+                            },
+                            p.tolerance});
     }
-#else
-    using crs_type =
-        KokkosSparse::CrsMatrix<Scalar, int, Kokkos::Device<exec_space, memory>, void, int>;
-    crs_type crs("A", csr_.num_rows, csr_.num_cols, static_cast<int>(csr_.nnz()), csr_.values,
-                 csr_.row_offsets, csr_.column_indices);
-    if (vectors == 1) {
-      candidates.push_back({"KokkosSparse", "spmv", csr_bytes,
-                            [=] { KokkosSparse::spmv("N", Scalar(1), crs, x, Scalar(0), y); },
-                            [&, Y] { return relative_error(Y, reference, a.num_rows, 1); }});
-    } else {
-      Xc = column_block_view("Xc", a.num_cols, vectors);
-      Yc = column_block_view("Yc", a.num_rows, vectors);
-      upload(transpose(x_host, a.num_cols, vectors), Xc);
-      candidates.push_back(
-          {"KokkosSparse", "spmv multivector (LayoutLeft)", csr_bytes,
-           [=] { KokkosSparse::spmv("N", Scalar(1), crs, Xc, Scalar(0), Yc); },
-           [&, Yc] { return relative_error(Yc, reference, a.num_rows, vectors, true); }});
-    }
-#endif
 
     for (auto& c : candidates) {
       Row r;
@@ -399,35 +338,10 @@ class PanelBench {
   }
 
  private:
-#if KCLA_HAVE_CUDA
-  void make_dense() {
-    const auto& a = panel_.csr;
-    std::size_t free_bytes = 0, total_bytes = 0;
-    kcla::bench::device_memory(free_bytes, total_bytes);
-    if (static_cast<double>(dense_bytes()) > 0.5 * static_cast<double>(free_bytes)) return;
-    dense_values_ =
-        Kokkos::View<Scalar**, Kokkos::LayoutRight, memory>("dense", a.num_rows, a.num_cols);
-    auto d = dense_values_;
-    auto offsets = csr_.row_offsets;
-    auto columns = csr_.column_indices;
-    auto values = csr_.values;
-    Kokkos::parallel_for(
-        "kcla::bench::densify", Kokkos::RangePolicy<exec_space>(0, csr_.num_rows),
-        KOKKOS_LAMBDA(int r) {
-          for (int k = offsets(r); k < offsets(r + 1); ++k) d(r, columns(k)) = values(k);
-        });
-    exec_space().fence();
-    dense_ =
-        std::make_unique<kcla::detail::CublasDense>(a.num_rows, a.num_cols, dense_values_.data());
-  }
-  std::unique_ptr<kcla::detail::CusparseCsr> vendor_;
-  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> dense_values_;
-  std::unique_ptr<kcla::detail::CublasDense> dense_;
-#endif
   const Panel& panel_;
   const Settings& settings_;
   kcla::bench::Timer& timer_;
-  kcla::CsrDeviceMatrix<Scalar, memory> csr_;
+  kcla::detail::CsrBaselines<exec_space> baselines_;
 };
 
 Settings parse(int argc, char** argv) {
@@ -446,8 +360,8 @@ Settings parse(int argc, char** argv) {
       s.energy_seconds = std::stod(value());
     else if (a == "--tsv")
       s.tsv = value();
-    else if (a.rfind("--kokkos", 0) == 0)
-      continue;
+    else if (a.rfind("--kokkos", 0) == 0 || a.rfind("--benchmark", 0) == 0)
+      continue;  // Kokkos' own flags; Google Benchmark flags from scripts/gpu/run.sh
     else if (a.rfind("--", 0) == 0)
       throw std::runtime_error("unknown option " + a);
     else

@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 
 #include <kcla/csr_spmv.hpp>
+#include <kcla/detail/baseline_products.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -36,6 +38,10 @@ options:
   --backend B          cuda, openmp or serial (default: the build's default device)
   --repeat N           timed products (default 20; the median is reported)
   --verify             check y against a CSR product of the decompressed matrix
+  --compare            also time what you could run instead, each in its best form
+                       (plus_times fp32): on CUDA every cuSPARSE SpMV/SpMM algorithm with
+                       and without preprocessing, dense cuBLAS GEMV/GEMM (fp32 and TF32)
+                       when the dense panel fits; on the host KokkosSparse::spmv
   -o, --output FILE    write y as text (one row per line)
   --cols N             column count, for mm-repair input
   --block-rows N, --threads N   RePair options when FILE must be compressed
@@ -69,13 +75,73 @@ std::vector<double> read_values(const std::string& path) {
   return values;
 }
 
+/// One timed baseline of --compare.
+struct Compared {
+  std::string name;
+  double median_seconds = 0;
+  std::string failure;
+};
+
 struct Outcome {
+  std::vector<Compared> compared;
   std::vector<double> y;  // rows x B, as doubles
   double median_seconds = 0;
   std::string schedule;
   std::int64_t device_bytes = 0;
   double verify_error = -1;  // relative error (plus_times) or mismatches (others)
 };
+
+/// Times every baseline product on the same X (each checked against kcla's Y first: a
+/// baseline that disagrees is reported, not timed).
+template <class Exec, class XView, class Timer>
+std::vector<Compared> compare_baselines(const Grammar& g, const XView& X, std::int64_t B,
+                                        const Timer& median_time) {
+  using memory = typename Exec::memory_space;
+  const auto csr = g.decompress();
+  detail::CsrBaselines<Exec> baselines(csr);
+  detail::BaselineOperands<memory> o;
+  o.x = X;
+  o.y = Kokkos::View<float**, Kokkos::LayoutRight, memory>("Y_baseline", g.num_rows, B);
+  o.x_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("X_columns", g.num_cols, B);
+  o.y_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("Y_columns", g.num_rows, B);
+  Kokkos::deep_copy(o.x_columns, X);  // the same values, each vector contiguous
+  // The reference for the checks: a plain product of the decompressed matrix on the host.
+  auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), X);
+  std::vector<double> reference(static_cast<std::size_t>(g.num_rows * B), 0.0);
+  for (std::int64_t r = 0; r < csr.num_rows; ++r)
+    for (auto k = csr.row_offsets[r]; k < csr.row_offsets[r + 1]; ++k)
+      for (std::int64_t b = 0; b < B; ++b)
+        reference[r * B + b] += csr.values[k] * static_cast<double>(xh(csr.column_indices[k], b));
+  std::vector<Compared> out;
+  for (const auto& p : baselines.products(o, B)) {
+    Compared c;
+    c.name = p.family + " " + p.variant;
+    try {
+      p.run();
+      Exec().fence();
+      auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o.y);
+      auto ych = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o.y_columns);
+      double num = 0, den = 0;
+      for (std::int64_t r = 0; r < g.num_rows; ++r)
+        for (std::int64_t b = 0; b < B; ++b) {
+          const double got = p.column_major ? ych(r, b) : yh(r, b);
+          const double want = reference[r * B + b];
+          num += (got - want) * (got - want);
+          den += want * want;
+        }
+      const double error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+      if (!(error <= p.tolerance))
+        c.failure =
+            "disagrees with the host product (relative error " + std::to_string(error) + ")";
+      else
+        c.median_seconds = median_time(p.run);
+    } catch (const std::exception& e) {
+      c.failure = std::string("unavailable: ") + e.what();
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 template <class Semiring, class Exec>
 Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, const Arguments& args) {
@@ -100,17 +166,26 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   multiply<Semiring>(exec, A, X, Y);  // warm-up: plan and workspace
   exec.fence();
   const auto repeat = std::max<std::int64_t>(1, args.get_int("repeat", 20));
-  std::vector<double> times;
-  for (std::int64_t r = 0; r < repeat; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    multiply<Semiring>(exec, A, X, Y);
-    exec.fence();
-    times.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
+  auto median_time = [&](const std::function<void()>& product) {
+    std::vector<double> times;
+    for (std::int64_t r = 0; r < repeat; ++r) {
+      const auto start = std::chrono::steady_clock::now();
+      product();
+      exec.fence();
+      times.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  };
   Outcome out;
-  out.median_seconds = times[times.size() / 2];
+  out.median_seconds = median_time([&] { multiply<Semiring>(exec, A, X, Y); });
+  if (args.has("compare")) {
+    if constexpr (std::is_same<Semiring, PlusTimes<float>>::value)
+      out.compared = compare_baselines<Exec>(g, X, B, median_time);
+    else
+      throw UsageError("--compare measures plus_times fp32 products only");
+  }
   out.schedule = std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
   out.device_bytes = A.device_bytes();
   auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
@@ -170,14 +245,14 @@ Outcome dispatch(const Grammar& g, const std::vector<double>& x, std::int64_t B,
 }  // namespace
 
 int run_multiply(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"random", "verify", "help", "quiet"});
+  Arguments args(argc, argv, 2, {"random", "verify", "compare", "help", "quiet"});
   if (args.has("help")) {
     std::cout << kHelp;
     return ok;
   }
   args.allow_only({"x", "random", "seed", "semiring", "precision", "batch", "schedule", "launch",
-                   "backend", "repeat", "verify", "output", "cols", "block-rows", "threads", "help",
-                   "quiet"});
+                   "backend", "repeat", "verify", "compare", "output", "cols", "block-rows",
+                   "threads", "help", "quiet"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];
@@ -220,6 +295,27 @@ int run_multiply(int argc, char** argv) {
               out.median_seconds * 1e3,
               static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))),
               out.median_seconds * 1e3 / static_cast<double>(B), out.device_bytes / 1e6);
+  if (!out.compared.empty()) {
+    std::printf("compare: the same product by what you could run instead (median of %lld)\n",
+                static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))));
+    const Compared* best = nullptr;
+    for (const auto& c : out.compared) {
+      if (!c.failure.empty()) {
+        std::printf("  %-44s %s\n", c.name.c_str(), c.failure.c_str());
+        continue;
+      }
+      const double ratio = c.median_seconds / out.median_seconds;
+      std::printf("  %-44s %10.4f ms   kcla is %.2fx %s\n", c.name.c_str(), c.median_seconds * 1e3,
+                  ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "faster" : "slower");
+      if (!best || c.median_seconds < best->median_seconds) best = &c;
+    }
+    if (best) {
+      const double ratio = best->median_seconds / out.median_seconds;
+      std::printf("best baseline: %s, %.4f ms: kcla is %.2fx %s\n", best->name.c_str(),
+                  best->median_seconds * 1e3, ratio >= 1 ? ratio : 1 / ratio,
+                  ratio >= 1 ? "faster" : "slower");
+    }
+  }
   if (args.has("output")) {
     std::ofstream o(args.get("output"));
     if (!o) throw FormatError(args.get("output"), "cannot write");
