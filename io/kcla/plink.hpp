@@ -3,16 +3,13 @@
 #pragma once
 
 #include <kcla/csr_matrix.hpp>
+#include <kcla/packed_genotypes.hpp>  // CountedAllele
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kcla {
-
-/// Which allele a genotype value counts. PLINK's A1 (the .bim's fifth column) is usually
-/// the minor allele, so counting it keeps the matrix sparse.
-enum class CountedAllele { a1, a2 };
 
 struct PlinkReadOptions {
   CountedAllele counted_allele = CountedAllele::a1;
