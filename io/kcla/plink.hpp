@@ -3,16 +3,13 @@
 #pragma once
 
 #include <kcla/csr_matrix.hpp>
+#include <kcla/packed_genotypes.hpp>  // CountedAllele, PackedGenotypes
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace kcla {
-
-/// Which allele a genotype value counts. PLINK's A1 (the .bim's fifth column) is usually
-/// the minor allele, so counting it keeps the matrix sparse.
-enum class CountedAllele { a1, a2 };
 
 struct PlinkReadOptions {
   CountedAllele counted_allele = CountedAllele::a1;
@@ -37,5 +34,12 @@ std::string plink_base_name(const std::string& path);
 /// then fill), so memory is the result plus one row counter per individual.
 /// Throws FormatError naming the file on any inconsistency.
 PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options = {});
+
+/// Reads the same fileset without unpacking it: the .bed's 2-bit codes as they are
+/// (samples = the .fam's lines, variants = the .bim's), each variant padded to
+/// PackedGenotypes::bytes_per_variant with missing calls; `options.counted_allele` sets
+/// which allele the codes' values count. The checks and errors are read_plink's
+/// (FormatError naming the file); memory is the packed codes alone.
+PackedGenotypes read_plink_packed(const std::string& path, const PlinkReadOptions& options = {});
 
 }  // namespace kcla

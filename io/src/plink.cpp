@@ -42,11 +42,8 @@ void read_two_columns(const std::string& path, const char* layout, std::vector<s
 }
 
 /// Genotype value of each 2-bit .bed code: 00 hom A1, 01 missing, 10 het, 11 hom A2.
-std::array<std::uint8_t, 4> values_of_codes(CountedAllele counted) {
-  if (counted == CountedAllele::a1) return {2, 0, 1, 0};
-  return {0, 0, 1, 2};
-}
-constexpr int missing_code = 1;
+constexpr auto values_of_codes = allele_counts_of_codes;
+constexpr int missing_code = bed_code::missing;
 
 /// Calls f(individual, code) for every genotype of one SNP's bytes (four per byte, low
 /// bits first); the padding bits of the last byte are skipped.
@@ -94,27 +91,13 @@ void for_each_snp(const std::string& path, std::FILE* bed, std::int64_t num_snps
   }
 }
 
-}  // namespace
-
-std::string plink_base_name(const std::string& path) {
-  for (const char* suffix : {".bed", ".bim", ".fam"})
-    if (ends_with(path, suffix)) return path.substr(0, path.size() - 4);
-  return path;
-}
-
-PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) try {
-  const std::string base = plink_base_name(path);
-  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
-  PlinkGenotypes result;
-  read_two_columns(fam_path, "'family individual father mother sex phenotype'", &result.family_ids,
-                   result.individual_ids);
-  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, result.snp_ids);
-  const auto individuals = static_cast<std::int64_t>(result.individual_ids.size());
-  const auto snps = static_cast<std::int64_t>(result.snp_ids.size());
-  if (snps > std::numeric_limits<std::int32_t>::max())
-    throw FormatError(bim_path,
-                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
-
+/// Opens BED_PATH and checks it against the fileset's shape: the magic bytes 6c 1b 01
+/// (SNP-major) and a size of exactly 3 + snps * ceil(individuals / 4) bytes. The file is
+/// left positioned after the magic bytes.
+std::unique_ptr<std::FILE, FileCloser> open_bed(const std::string& bed_path,
+                                                const std::string& bim_path,
+                                                const std::string& fam_path,
+                                                std::int64_t individuals, std::int64_t snps) {
   std::unique_ptr<std::FILE, FileCloser> bed(std::fopen(bed_path.c_str(), "rb"));
   if (!bed) throw FormatError(bed_path, std::string("cannot open: ") + std::strerror(errno));
   unsigned char magic[3] = {0, 0, 0};
@@ -142,6 +125,32 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
                       " individuals (" + fam_path + ") need 3 + " + std::to_string(snps) + " * " +
                       std::to_string(bytes_per_snp) + " = " +
                       (fits ? std::to_string(expected) : std::string("> 2^64")) + " bytes");
+  return bed;
+}
+
+}  // namespace
+
+std::string plink_base_name(const std::string& path) {
+  for (const char* suffix : {".bed", ".bim", ".fam"})
+    if (ends_with(path, suffix)) return path.substr(0, path.size() - 4);
+  return path;
+}
+
+PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) try {
+  const std::string base = plink_base_name(path);
+  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
+  PlinkGenotypes result;
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", &result.family_ids,
+                   result.individual_ids);
+  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, result.snp_ids);
+  const auto individuals = static_cast<std::int64_t>(result.individual_ids.size());
+  const auto snps = static_cast<std::int64_t>(result.snp_ids.size());
+  if (snps > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(bim_path,
+                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
+
+  const auto bytes_per_snp = static_cast<std::uint64_t>((individuals + 3) / 4);
+  const auto bed = open_bed(bed_path, bim_path, fam_path, individuals, snps);
 
   const auto value_of_code = values_of_codes(options.counted_allele);
 
@@ -177,6 +186,43 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
                });
   return result;
 } catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
+  detail::throw_out_of_memory(path);
+}
+
+PackedGenotypes read_plink_packed(const std::string& path, const PlinkReadOptions& options) try {
+  const std::string base = plink_base_name(path);
+  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
+  std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
+                   individual_ids);
+  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
+  const auto individuals = static_cast<std::int64_t>(individual_ids.size());
+  const auto snps = static_cast<std::int64_t>(snp_ids.size());
+  individual_ids = {};
+  snp_ids = {};
+  const auto bytes_per_snp = static_cast<std::uint64_t>((individuals + 3) / 4);
+  const auto bed = open_bed(bed_path, bim_path, fam_path, individuals, snps);
+
+  const auto stride =
+      static_cast<std::uint64_t>(PackedGenotypes::padded_bytes_per_variant(individuals));
+  detail::check_allocation(bed_path, "packed genotype codes", static_cast<std::uint64_t>(snps),
+                           stride);
+  auto packed = PackedGenotypes::all_missing(individuals, snps, options.counted_allele);
+  // The last byte's padding calls (individuals beyond the last) become missing, like the
+  // bytes that pad each variant to its 16-byte boundary.
+  const auto tail = static_cast<unsigned>(individuals % 4);
+  const unsigned keep = tail == 0 ? 0xffu : (1u << (2 * tail)) - 1u;
+  if (bytes_per_snp == 0) return packed;  // no individuals: nothing to read
+  for_each_snp(
+      bed_path, bed.get(), snps, bytes_per_snp, [&](std::int64_t snp, const unsigned char* bytes) {
+        std::uint8_t* column = packed.codes.data() + snp * packed.bytes_per_variant;
+        std::memcpy(column, bytes, bytes_per_snp);
+        if (tail != 0)
+          column[bytes_per_snp - 1] =
+              static_cast<std::uint8_t>((bytes[bytes_per_snp - 1] & keep) | (0x55u & ~keep));
+      });
+  return packed;
+} catch (const std::bad_alloc&) {
   detail::throw_out_of_memory(path);
 }
 

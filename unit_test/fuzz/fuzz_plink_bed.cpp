@@ -1,6 +1,6 @@
 // libFuzzer target: the input is the .bed of a fileset whose .fam (5 individuals: the last
 // byte of each SNP has padding bits) and .bim (3 SNPs) are fixed, so a valid .bed is 3 + 3 * 2
-// bytes (docs/fuzzing.md). Read counting A1 and A2.
+// bytes (docs/fuzzing.md). Read counting A1 and A2, unpacked and packed (read_plink_packed).
 #include <kcla/plink.hpp>
 
 #include "fuzz_support.hpp"
@@ -29,7 +29,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     kcla::PlinkReadOptions options;
     options.counted_allele = allele;
     const auto r = kcla::fuzz::read_or_reject([&] { return kcla::read_plink(base, options); });
+    // The packed reader accepts exactly what read_plink accepts, and holds the same calls.
+    const auto packed =
+        kcla::fuzz::read_or_reject([&] { return kcla::read_plink_packed(base, options); });
+    if (r.has_value() != packed.has_value())
+      kcla::fuzz::finding("read_plink and read_plink_packed disagree on accepting the file",
+                          r ? "read_plink accepted it" : "read_plink_packed accepted it");
     if (!r) continue;
+    if (packed->count_missing() != r->num_missing ||
+        kcla::unpack_genotypes(*packed).values != r->matrix.values ||
+        kcla::unpack_genotypes(*packed).column_indices != r->matrix.column_indices)
+      kcla::fuzz::finding("read_plink_packed: calls differ from read_plink's", "");
     kcla::fuzz::check_canonical(r->matrix, "read_plink");
     if (r->matrix.num_rows != 5 || r->matrix.num_cols != 3 || r->num_missing > 15)
       kcla::fuzz::finding(

@@ -1,0 +1,411 @@
+// y = G x and Y = G X straight on 2-bit packed genotypes (the PLINK .bed layout): what a
+// user would run instead of kcla's grammar engine, so the baseline it is measured against.
+//
+//   kcla::PackedGenotypeMatrix<float> G(kcla::read_plink_packed("panel"));  // or pack_genotypes
+//   kcla::multiply(exec, G, x, y);   // y = G x: x has num_variants entries, y num_samples
+//   kcla::multiply(exec, G, X, Y);   // rank 2, LayoutRight (the B values of a row contiguous)
+//
+// G is samples x variants with entries 0/1/2 (missing calls 0, as kcla's PLINK reader
+// reads them). y is overwritten; the product runs on `exec`, asynchronously like any
+// Kokkos kernel, and needs no workspace (products on several streams may overlap).
+// docs/packed-genotypes.md describes the kernels and what each costs per genotype.
+#pragma once
+
+#include <kcla/detail/packed_genotype_kernels.hpp>
+#include <kcla/error.hpp>
+#include <kcla/packed_genotypes.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace kcla {
+
+/// Every tuning constant of the packed-genotype products.
+struct PackedGenotypeTuning {
+  // Pair tables (y = G x; up to 4 vectors per pass): one team per (tile of samples,
+  // chunk of variants), one thread per 32-bit word of 16 samples.
+  int table_chunk_variants = 128;  ///< variants per team (even): 64 pair tables
+  int table_max_team_words = 256;  ///< words (threads) per team: 4,096 samples; / vectors
+  int table_max_vectors = 4;       ///< `automatic` takes tables up to this many vectors
+
+  // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
+  // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
+  // vectors and steps through its variants tile_variants at a time.
+  static constexpr int tile_samples = 128;
+  static constexpr int tile_variants = 16;
+  static constexpr int tile_sample_groups = 16;  ///< 8 samples per thread
+  static constexpr int tile_vector_groups = 8;   ///< 2, 4 or 8 vectors per thread
+  int tile_target_teams = 1024;  ///< the variants are split until there are about this many teams
+
+  // Host execution spaces: blocks of samples, one thread each.
+  int host_block_bytes = 32 * 1024;  ///< a block's partial sums (samples x vectors), about L1
+  int host_chunk_variants = 256;     ///< partial sums go into y every this many variants
+
+  /// Scratch of one team at level 0, at most what the back end allows (40 KiB on CUDA).
+  int max_team_scratch_bytes = 40 * 1024;
+};
+
+/// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
+/// device, tables up to PackedGenotypeTuning::table_max_vectors vectors, tiles above.
+/// The others force one (every kernel runs on every space; tests use that).
+enum class PackedKernel { automatic, tables, tiles, host_blocks };
+
+struct PackedMultiplyOptions {
+  PackedKernel kernel = PackedKernel::automatic;
+  PackedGenotypeTuning tuning;
+};
+
+/// The codes of a PackedGenotypes in MemorySpace, as 32-bit words (16 samples each,
+/// words_per_variant() per variant), and the value of each code as Scalar.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class PackedGenotypeMatrix {
+ public:
+  using value_type = Scalar;
+  using memory_space = MemorySpace;
+  static_assert(std::is_floating_point<Scalar>::value,
+                "kcla::PackedGenotypeMatrix: Scalar must be float or double");
+
+  /// Copies the codes to MemorySpace. Throws InvalidArgument when `genotypes` is
+  /// inconsistent (PackedGenotypes::validate).
+  explicit PackedGenotypeMatrix(const PackedGenotypes& genotypes)
+      : num_samples_(genotypes.num_samples),
+        num_variants_(genotypes.num_variants),
+        words_per_variant_(genotypes.bytes_per_variant / 4),
+        counted_allele_(genotypes.counted_allele) {
+    genotypes.validate("kcla::PackedGenotypeMatrix");
+    const auto counts = allele_counts_of_codes(genotypes.counted_allele);
+    for (std::size_t c = 0; c < 4; ++c) values_[c] = static_cast<Scalar>(counts[c]);
+    words_ = Kokkos::View<std::uint32_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::packed::words"),
+        static_cast<std::size_t>(num_variants_ * words_per_variant_));
+    auto host = Kokkos::create_mirror_view(words_);
+    // Little-endian words: sample i of a word is in bits 2i, 2i + 1 (byte i / 4 of the .bed
+    // layout); x86-64, Arm and every GPU Kokkos targets are little-endian.
+    if (!genotypes.codes.empty())
+      std::memcpy(host.data(), genotypes.codes.data(), genotypes.bytes());
+    Kokkos::deep_copy(words_, host);
+  }
+
+  std::int64_t num_rows() const { return num_samples_; }
+  std::int64_t num_cols() const { return num_variants_; }
+  std::int64_t num_samples() const { return num_samples_; }
+  std::int64_t num_variants() const { return num_variants_; }
+  std::int64_t words_per_variant() const { return words_per_variant_; }
+  CountedAllele counted_allele() const { return counted_allele_; }
+  /// The value (allele count) each 2-bit code stands for.
+  const std::array<Scalar, 4>& values_of_codes() const { return values_; }
+  Kokkos::View<const std::uint32_t*, MemorySpace> words() const { return words_; }
+  /// Bytes the codes occupy in MemorySpace.
+  std::size_t device_bytes() const { return words_.span() * sizeof(std::uint32_t); }
+
+ private:
+  std::int64_t num_samples_ = 0, num_variants_ = 0, words_per_variant_ = 0;
+  CountedAllele counted_allele_ = CountedAllele::a1;
+  std::array<Scalar, 4> values_{};
+  Kokkos::View<std::uint32_t*, MemorySpace> words_;
+};
+
+namespace detail {
+
+template <class ExecutionSpace>
+constexpr bool packed_on_host() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                    typename ExecutionSpace::memory_space>::accessible;
+}
+
+template <class ExecutionSpace, class Scalar>
+void packed_zero(const ExecutionSpace& exec, Scalar* y, std::int64_t n) {
+  if (n == 0) return;
+  Kokkos::parallel_for(
+      "kcla::packed::zero",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
+      PackedZeroFunctor<Scalar>{y});
+}
+
+inline int packed_league(std::int64_t teams, const char* kernel) {
+  if (teams > INT_MAX)
+    throw InvalidArgument(std::string("kcla::multiply (packed genotypes): ") + kernel +
+                          " would need more than 2^31-1 teams");
+  return static_cast<int>(teams);
+}
+
+template <class ExecutionSpace, class Functor>
+int packed_team_size(const ExecutionSpace& exec, const Functor& f, int league, int wanted,
+                     std::size_t scratch0, std::size_t scratch1 = 0) {
+  Kokkos::TeamPolicy<ExecutionSpace> probe(exec, league, 1);
+  probe.set_scratch_size(0, Kokkos::PerTeam(scratch0));
+  if (scratch1 > 0) probe.set_scratch_size(1, Kokkos::PerTeam(scratch1));
+  const int most = probe.team_size_max(f, Kokkos::ParallelForTag());
+  return wanted < most ? wanted : (most > 0 ? most : 1);
+}
+
+template <class ExecutionSpace>
+std::size_t packed_scratch_limit(const PackedGenotypeTuning& tuning) {
+  const auto backend =
+      static_cast<std::size_t>(Kokkos::TeamPolicy<ExecutionSpace>::scratch_size_max(0));
+  const auto wanted = static_cast<std::size_t>(
+      tuning.max_team_scratch_bytes > 0 ? tuning.max_team_scratch_bytes : 0);
+  return wanted < backend ? wanted : backend;
+}
+
+struct PackedTablesPlan {
+  int chunk = 2;
+  std::int64_t tile_words = 1, num_tiles = 1, num_chunks = 1;
+};
+
+/// Chunk and tile sizes of the pair-table kernel for NV vectors per pass: the tuning's,
+/// halved (the larger of tables and transposition buffer first) until the scratch fits.
+template <int NV, class Scalar, class ExecutionSpace>
+PackedTablesPlan packed_tables_plan(std::int64_t sample_words, std::int64_t num_variants,
+                                    const PackedGenotypeTuning& tuning) {
+  using functor = PackedTablesFunctor<Scalar, ExecutionSpace, NV>;
+  const std::size_t limit = packed_scratch_limit<ExecutionSpace>(tuning);
+  PackedTablesPlan plan;
+  plan.chunk = tuning.table_chunk_variants / 2 * 2 > 2 ? tuning.table_chunk_variants / 2 * 2 : 2;
+  std::int64_t max_words =
+      tuning.table_max_team_words / NV > 1 ? tuning.table_max_team_words / NV : 1;
+  while (true) {
+    plan.num_tiles = (sample_words + max_words - 1) / max_words;
+    plan.tile_words = (sample_words + plan.num_tiles - 1) / plan.num_tiles;
+    if (functor::scratch_bytes(plan.chunk, plan.tile_words) <= limit) break;
+    const std::size_t tables = functor::table_scalars(plan.chunk);
+    const auto red = static_cast<std::size_t>(functor::red_stride * plan.tile_words * NV);
+    if ((tables >= red || max_words == 1) && plan.chunk > 2)
+      plan.chunk = plan.chunk / 4 * 2 > 2 ? plan.chunk / 4 * 2 : 2;
+    else if (max_words > 1)
+      max_words = (max_words + 1) / 2;
+    else
+      break;  // 2 variants x 1 word: a few hundred bytes, fits every back end
+  }
+  plan.num_chunks = (num_variants + plan.chunk - 1) / plan.chunk;
+  return plan;
+}
+
+template <int NV, class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_tables_pass(const ExecutionSpace& exec,
+                        const PackedGenotypeMatrix<Scalar, MemorySpace>& G, const Scalar* x,
+                        Scalar* y, std::int64_t B, std::int64_t vector0,
+                        const PackedTablesPlan& plan) {
+  using functor = PackedTablesFunctor<Scalar, ExecutionSpace, NV>;
+  functor f;
+  f.words = G.words().data();
+  f.x = x;
+  f.y = y;
+  f.ld = B;
+  f.vector0 = vector0;
+  f.num_samples = G.num_samples();
+  f.num_variants = G.num_variants();
+  f.words_per_variant = G.words_per_variant();
+  f.sample_words = (G.num_samples() + 15) / 16;
+  f.tile_words = plan.tile_words;
+  f.num_tiles = plan.num_tiles;
+  f.chunk_variants = plan.chunk;
+  f.direct = plan.num_chunks == 1;
+  for (int c = 0; c < 4; ++c) f.value[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+  const int league = packed_league(plan.num_tiles * plan.num_chunks, "the pair-table kernel");
+  const std::size_t scratch = functor::scratch_bytes(plan.chunk, plan.tile_words);
+  const int warp_words = static_cast<int>((plan.tile_words + 31) / 32 * 32);
+  const int team = packed_team_size(exec, f, league, warp_words, scratch);
+  Kokkos::parallel_for("kcla::packed::tables",
+                       Kokkos::TeamPolicy<ExecutionSpace>(exec, league, team)
+                           .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                       f);
+}
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_tables(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+                   const Scalar* x, Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  const std::int64_t sample_words = (G.num_samples() + 15) / 16;
+  const std::int64_t n = G.num_variants();
+  PackedTablesPlan plans[5];  // by vectors per pass
+  plans[1] = packed_tables_plan<1, Scalar, ExecutionSpace>(sample_words, n, tuning);
+  plans[2] = packed_tables_plan<2, Scalar, ExecutionSpace>(sample_words, n, tuning);
+  plans[3] = packed_tables_plan<3, Scalar, ExecutionSpace>(sample_words, n, tuning);
+  plans[4] = packed_tables_plan<4, Scalar, ExecutionSpace>(sample_words, n, tuning);
+  const auto rest = static_cast<int>(B % 4);
+  const bool direct =
+      (B < 4 || plans[4].num_chunks == 1) && (rest == 0 || plans[rest].num_chunks == 1);
+  if (!direct) packed_zero(exec, y, G.num_samples() * B);
+  for (std::int64_t v0 = 0; v0 < B; v0 += 4) {
+    switch (B - v0 < 4 ? B - v0 : 4) {
+      case 1:
+        packed_tables_pass<1>(exec, G, x, y, B, v0, plans[1]);
+        break;
+      case 2:
+        packed_tables_pass<2>(exec, G, x, y, B, v0, plans[2]);
+        break;
+      case 3:
+        packed_tables_pass<3>(exec, G, x, y, B, v0, plans[3]);
+        break;
+      default:
+        packed_tables_pass<4>(exec, G, x, y, B, v0, plans[4]);
+        break;
+    }
+  }
+}
+
+template <int TN, class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_tiles(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+                  const Scalar* x, Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  using functor = PackedTilesFunctor<Scalar, ExecutionSpace, PackedGenotypeTuning, TN>;
+  const std::int64_t m = G.num_samples(), n = G.num_variants();
+  functor f;
+  f.words = G.words().data();
+  f.x = x;
+  f.y = y;
+  f.num_vectors = B;
+  f.num_samples = m;
+  f.num_variants = n;
+  f.words_per_variant = G.words_per_variant();
+  f.sample_words = (m + 15) / 16;
+  f.sample_tiles = (m + functor::BM - 1) / functor::BM;
+  f.vector_tiles = (B + functor::BN - 1) / functor::BN;
+  const std::int64_t base = f.sample_tiles * f.vector_tiles;
+  const std::int64_t steps = (n + functor::KS - 1) / functor::KS;
+  const std::int64_t target = tuning.tile_target_teams > 0 ? tuning.tile_target_teams : 1;
+  std::int64_t splits = (target + base - 1) / base;
+  splits = splits < 1 ? 1 : (splits > steps ? steps : splits);
+  const std::int64_t steps_per_split = (steps + splits - 1) / splits;
+  splits = (steps + steps_per_split - 1) / steps_per_split;
+  f.split_variants = steps_per_split * functor::KS;
+  f.direct = splits == 1;
+  for (int c = 0; c < 4; ++c) f.value[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+  const int league = packed_league(base * splits, "the tile kernel");
+  const std::size_t scratch0 = functor::scratch0_bytes();
+  if (scratch0 > static_cast<std::size_t>(Kokkos::TeamPolicy<ExecutionSpace>::scratch_size_max(0)))
+    throw InvalidArgument("kcla::multiply (packed genotypes): the tile kernel needs " +
+                          std::to_string(scratch0) + " bytes of team scratch, more than " +
+                          "this back end has (reduce PackedGenotypeTuning's tile sizes)");
+  const int team =
+      packed_team_size(exec, f, league, functor::threads, scratch0, functor::scratch1_bytes(false));
+  const std::size_t scratch1 = functor::scratch1_bytes(team == functor::threads);
+  if (!f.direct) packed_zero(exec, y, m * B);
+  auto policy = Kokkos::TeamPolicy<ExecutionSpace>(exec, league, team);
+  policy.set_scratch_size(0, Kokkos::PerTeam(scratch0));
+  if (scratch1 > 0) policy.set_scratch_size(1, Kokkos::PerTeam(scratch1));
+  Kokkos::parallel_for("kcla::packed::tiles", policy, f);
+}
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_host_blocks(const ExecutionSpace& exec,
+                        const PackedGenotypeMatrix<Scalar, MemorySpace>& G, const Scalar* x,
+                        Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  using functor = PackedHostBlocksFunctor<Scalar, ExecutionSpace>;
+  const std::int64_t m = G.num_samples();
+  functor f;
+  f.codes = reinterpret_cast<const std::uint8_t*>(G.words().data());
+  f.x = x;
+  f.y = y;
+  f.num_vectors = B;
+  f.num_samples = m;
+  f.num_variants = G.num_variants();
+  f.bytes_per_variant = 4 * G.words_per_variant();
+  f.chunk_variants = tuning.host_chunk_variants > 0 ? tuning.host_chunk_variants : 1;
+  for (int c = 0; c < 4; ++c) f.value[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+  // Blocks of about host_block_bytes of partial sums, but at least one per thread.
+  const auto row_bytes = static_cast<std::int64_t>(sizeof(Scalar)) * B;
+  std::int64_t block = tuning.host_block_bytes / row_bytes / 4 * 4;
+  const std::int64_t threads = exec.concurrency() > 0 ? exec.concurrency() : 1;
+  const std::int64_t per_thread = ((m + threads - 1) / threads + 3) / 4 * 4;
+  const std::int64_t cap = per_thread > 64 ? per_thread : 64;
+  if (block > cap) block = cap;
+  if (block < 4) block = 4;
+  f.block_samples = block;
+  const int league = packed_league((m + block - 1) / block, "the host kernel");
+  const std::size_t scratch = f.scratch_bytes();
+  const int level =
+      scratch <= static_cast<std::size_t>(Kokkos::TeamPolicy<ExecutionSpace>::scratch_size_max(0))
+          ? 0
+          : 1;
+  f.scratch_level = level;
+  Kokkos::parallel_for("kcla::packed::host_blocks",
+                       Kokkos::TeamPolicy<ExecutionSpace>(exec, league, 1)
+                           .set_scratch_size(level, Kokkos::PerTeam(scratch)),
+                       f);
+}
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+                     const Scalar* x, Scalar* y, std::int64_t B,
+                     const PackedMultiplyOptions& options) {
+  const std::int64_t m = G.num_samples();
+  if (m == 0 || B == 0) return;
+  if (G.num_variants() == 0) {
+    packed_zero(exec, y, m * B);
+    return;
+  }
+  PackedKernel kernel = options.kernel;
+  if (kernel == PackedKernel::automatic)
+    kernel = packed_on_host<ExecutionSpace>()        ? PackedKernel::host_blocks
+             : B <= options.tuning.table_max_vectors ? PackedKernel::tables
+                                                     : PackedKernel::tiles;
+  constexpr int VG = PackedGenotypeTuning::tile_vector_groups;
+  switch (kernel) {
+    case PackedKernel::tables:
+      packed_tables(exec, G, x, y, B, options.tuning);
+      break;
+    case PackedKernel::tiles:
+      if (B <= 2 * VG)
+        packed_tiles<2>(exec, G, x, y, B, options.tuning);
+      else if (B <= 4 * VG)
+        packed_tiles<4>(exec, G, x, y, B, options.tuning);
+      else
+        packed_tiles<8>(exec, G, x, y, B, options.tuning);
+      break;
+    default:
+      packed_host_blocks(exec, G, x, y, B, options.tuning);
+      break;
+  }
+}
+
+}  // namespace detail
+
+/// y = G x (rank-1 x: num_variants, y: num_samples) or Y = G X (rank 2, LayoutRight:
+/// X num_variants x B, Y num_samples x B). x and y hold Scalar, are contiguous and live
+/// where `exec` can reach. Throws InvalidArgument for mismatched extents.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class XView, class YView>
+void multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+              const XView& x, const YView& y, const PackedMultiplyOptions& options = {}) {
+  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                "kcla::multiply: the first argument must be an execution space instance");
+  static_assert(Kokkos::is_view<XView>::value && Kokkos::is_view<YView>::value,
+                "kcla::multiply: x and y must be Kokkos Views");
+  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                "kcla::multiply: the matrix is not accessible from this execution space");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
+      "kcla::multiply: x or y is not accessible from this execution space");
+  static_assert(std::is_same<typename XView::non_const_value_type, Scalar>::value &&
+                    std::is_same<typename YView::value_type, Scalar>::value,
+                "kcla::multiply: x and y must hold the matrix's Scalar (y non-const)");
+  static_assert(
+      int(XView::rank) == int(YView::rank) && (int(XView::rank) == 1 || int(XView::rank) == 2),
+      "kcla::multiply: x and y must both be rank 1 or both rank 2");
+  static_assert(int(XView::rank) == 1 ||
+                    (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value &&
+                     std::is_same<typename YView::array_layout, Kokkos::LayoutRight>::value),
+                "kcla::multiply: rank-2 X and Y must be LayoutRight (vectors innermost)");
+  const std::int64_t vectors = int(XView::rank) == 2 ? static_cast<std::int64_t>(x.extent(1)) : 1;
+  if (static_cast<std::int64_t>(x.extent(0)) != G.num_variants())
+    throw InvalidArgument("kcla::multiply: x has " + std::to_string(x.extent(0)) +
+                          " rows, the packed genotypes " + std::to_string(G.num_variants()) +
+                          " variants");
+  if (static_cast<std::int64_t>(y.extent(0)) != G.num_samples())
+    throw InvalidArgument("kcla::multiply: y has " + std::to_string(y.extent(0)) +
+                          " rows, the packed genotypes " + std::to_string(G.num_samples()) +
+                          " samples");
+  if (int(XView::rank) == 2 && static_cast<std::int64_t>(y.extent(1)) != vectors)
+    throw InvalidArgument("kcla::multiply: X and Y differ in their number of vectors");
+  if (!x.span_is_contiguous() || !y.span_is_contiguous())
+    throw InvalidArgument("kcla::multiply: x and y must be contiguous");
+  detail::packed_multiply(exec, G, x.data(), y.data(), vectors, options);
+}
+
+}  // namespace kcla

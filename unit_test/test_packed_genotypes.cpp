@@ -1,0 +1,547 @@
+// Packed 2-bit genotypes (the PLINK .bed layout): packing and unpacking, the packed .bed
+// reader (files written here, hostile files, the real data sets), and the products of
+// every kernel (pair tables, decoded tiles, host blocks; default and cramped tunings that
+// force several tiles, chunks and splits on small shapes) against a plain double CSR
+// product on the host.
+#include <kcla/packed_genotype_multiply.hpp>
+#include <kcla/packed_genotypes.hpp>
+#include <kcla/plink.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace {
+
+using kcla::CountedAllele;
+using kcla::PackedKernel;
+using kcla::test::throws_with;
+
+std::string seed_note() {
+  return "random seed " + std::to_string(kcla::test::base_seed()) +
+         " (KCLA_TEST_SEED=" + std::to_string(kcla::test::base_seed()) + " repeats it)";
+}
+
+void set_code(kcla::PackedGenotypes& p, std::int64_t sample, std::int64_t variant, unsigned code) {
+  auto& byte = p.codes[static_cast<std::size_t>(variant * p.bytes_per_variant + sample / 4)];
+  const unsigned shift = 2 * static_cast<unsigned>(sample % 4);
+  byte = static_cast<std::uint8_t>((byte & ~(3u << shift)) | (code << shift));
+}
+
+/// A random panel: `csr` holds the allele counts with missing calls absent (what the
+/// reference multiplies), `packed` the same calls packed, missing ones as code 01.
+struct Panel {
+  kcla::CsrMatrix<double> csr;
+  kcla::PackedGenotypes packed;
+  std::int64_t missing = 0;
+};
+
+Panel random_panel(std::mt19937_64& gen, std::int64_t samples, std::int64_t variants,
+                   double missing_rate = 0.05, CountedAllele counted = CountedAllele::a1) {
+  std::bernoulli_distribution is_missing(missing_rate);
+  std::discrete_distribution<int> count({0.55, 0.3, 0.15});  // mostly 0, as real panels
+  Panel p;
+  p.csr.num_rows = samples;
+  p.csr.num_cols = variants;
+  std::vector<std::pair<std::int64_t, std::int64_t>> missing_calls;
+  for (std::int64_t s = 0; s < samples; ++s) {
+    for (std::int64_t j = 0; j < variants; ++j) {
+      if (is_missing(gen)) {
+        missing_calls.emplace_back(s, j);
+        continue;
+      }
+      if (const int c = count(gen)) {
+        p.csr.column_indices.push_back(static_cast<std::int32_t>(j));
+        p.csr.values.push_back(c);
+      }
+    }
+    p.csr.row_offsets.push_back(p.csr.nnz());
+  }
+  p.packed = kcla::pack_genotypes(p.csr, counted);
+  for (const auto& [s, j] : missing_calls) set_code(p.packed, s, j, 1);
+  p.missing = static_cast<std::int64_t>(missing_calls.size());
+  return p;
+}
+
+/// Y = G X in double straight from the CSR matrix (X: variants x B, row-major).
+std::vector<double> reference_product(const kcla::CsrMatrix<double>& g,
+                                      const std::vector<double>& x, std::int64_t B) {
+  std::vector<double> y(static_cast<std::size_t>(g.num_rows * B), 0.0);
+  for (std::int64_t s = 0; s < g.num_rows; ++s)
+    for (auto k = g.row_offsets[s]; k < g.row_offsets[s + 1]; ++k)
+      for (std::int64_t b = 0; b < B; ++b)
+        y[s * B + b] += g.values[k] * x[g.column_indices[k] * B + b];
+  return y;
+}
+
+/// Random X (variants x B) holding values Scalar represents exactly.
+template <class Scalar>
+std::vector<double> random_x(std::mt19937_64& gen, std::int64_t variants, std::int64_t B) {
+  auto x = kcla::test::random_vector(gen, variants * B);
+  for (auto& v : x) v = static_cast<double>(static_cast<Scalar>(v));
+  return x;
+}
+
+/// kcla::multiply on ExecutionSpace, rank 1 (B == 1 only) or rank 2; y is poisoned first.
+template <class Scalar, class ExecutionSpace>
+std::vector<double> packed_product(
+    const kcla::PackedGenotypeMatrix<Scalar, typename ExecutionSpace::memory_space>& G,
+    const std::vector<double>& x, std::int64_t B, bool rank2,
+    const kcla::PackedMultiplyOptions& options) {
+  using memory = typename ExecutionSpace::memory_space;
+  const auto m = static_cast<std::size_t>(G.num_samples());
+  const auto n = static_cast<std::size_t>(G.num_variants());
+  std::vector<double> y(m * static_cast<std::size_t>(B));
+  if (!rank2) {
+    Kokkos::View<Scalar*, memory> xd("x", n), yd("y", m);
+    auto xh = Kokkos::create_mirror_view(xd);
+    for (std::size_t j = 0; j < n; ++j) xh(j) = static_cast<Scalar>(x[j]);
+    Kokkos::deep_copy(xd, xh);
+    Kokkos::deep_copy(yd, Scalar(-123));
+    kcla::multiply(ExecutionSpace(), G, xd, yd, options);
+    ExecutionSpace().fence();
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yd);
+    for (std::size_t s = 0; s < m; ++s) y[s] = yh(s);
+    return y;
+  }
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> xd("X", n, B), yd("Y", m, B);
+  auto xh = Kokkos::create_mirror_view(xd);
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::int64_t b = 0; b < B; ++b) xh(j, b) = static_cast<Scalar>(x[j * B + b]);
+  Kokkos::deep_copy(xd, xh);
+  Kokkos::deep_copy(yd, Scalar(-123));
+  kcla::multiply(ExecutionSpace(), G, xd, yd, options);
+  ExecutionSpace().fence();
+  auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yd);
+  for (std::size_t s = 0; s < m; ++s)
+    for (std::int64_t b = 0; b < B; ++b) y[s * B + b] = yh(s, b);
+  return y;
+}
+
+template <class Scalar>
+constexpr double tolerance() {
+  return std::is_same<Scalar, float>::value ? 1e-5 : 1e-12;
+}
+
+/// Tunings that make small shapes take every path: several sample tiles and variant
+/// chunks (tables), many variant splits (tiles), 4-sample blocks and short chunks (host);
+/// and one so cramped in scratch that the table plan must shrink.
+std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
+  kcla::PackedGenotypeTuning small;
+  small.table_chunk_variants = 6;
+  small.table_max_team_words = 2;
+  small.tile_target_teams = 1 << 20;
+  small.host_block_bytes = 1;
+  small.host_chunk_variants = 3;
+  kcla::PackedGenotypeTuning cramped;
+  cramped.max_team_scratch_bytes = 700;
+  return {{"default tuning", {}}, {"small tiles and chunks", small}, {"cramped scratch", cramped}};
+}
+
+const std::vector<PackedKernel>& all_kernels() {
+  static const std::vector<PackedKernel> k = {PackedKernel::automatic, PackedKernel::tables,
+                                              PackedKernel::tiles, PackedKernel::host_blocks};
+  return k;
+}
+
+const char* name(PackedKernel k) {
+  switch (k) {
+    case PackedKernel::tables:
+      return "tables";
+    case PackedKernel::tiles:
+      return "tiles";
+    case PackedKernel::host_blocks:
+      return "host_blocks";
+    default:
+      return "automatic";
+  }
+}
+
+/// Every kernel x tuning (x rank 1 and rank 2 when B == 1) against the CSR reference.
+template <class Scalar, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+void check_products(const Panel& panel, std::int64_t B, std::mt19937_64& gen,
+                    const std::vector<PackedKernel>& kernels = all_kernels(),
+                    bool all_tunings = true) {
+  const auto x = random_x<Scalar>(gen, panel.csr.num_cols, B);
+  const auto expected = reference_product(panel.csr, x, B);
+  const kcla::PackedGenotypeMatrix<Scalar, typename ExecutionSpace::memory_space> G(panel.packed);
+  auto cases = tunings();
+  if (!all_tunings) cases.resize(1);
+  for (const auto kernel : kernels)
+    for (const auto& [tuning_name, tuning] : cases)
+      for (const bool rank2 : {false, true}) {
+        if (!rank2 && B != 1) continue;
+        kcla::PackedMultiplyOptions options;
+        options.kernel = kernel;
+        options.tuning = tuning;
+        const auto y = packed_product<Scalar, ExecutionSpace>(G, x, B, rank2, options);
+        EXPECT_LE(kcla::test::relative_error(y.data(), expected.data(), expected.size()),
+                  tolerance<Scalar>())
+            << panel.csr.num_rows << " samples x " << panel.csr.num_cols << " variants, B = " << B
+            << (rank2 ? " (rank 2)" : " (rank 1)") << ", " << name(kernel) << ", " << tuning_name
+            << ", " << (sizeof(Scalar) == 4 ? "float" : "double") << " on "
+            << ExecutionSpace::name() << "; " << seed_note();
+      }
+}
+
+// ---- packing ------------------------------------------------------------------------------
+
+TEST(PackedGenotypes, PacksAlleleCountsIntoBedCodes) {
+  // 5 samples x 2 variants, counts by row (sample): the layout spelled out by hand.
+  kcla::CsrMatrix<double> g;
+  g.num_rows = 5;
+  g.num_cols = 2;
+  g.row_offsets = {0, 1, 3, 3, 4, 5};
+  g.column_indices = {0, 0, 1, 1, 0};
+  g.values = {2, 1, 2, 1, 1};  // column 0: 2 1 0 0 1; column 1: 0 2 0 1 0
+  const auto a1 = kcla::pack_genotypes(g);
+  EXPECT_EQ(a1.num_samples, 5);
+  EXPECT_EQ(a1.num_variants, 2);
+  ASSERT_EQ(a1.bytes_per_variant, 16);
+  ASSERT_EQ(a1.bytes(), 32u);
+  // A1 counted: 2 -> 00, 1 -> 10, 0 -> 11; padding calls 01.
+  EXPECT_EQ(a1.codes[0], 0b11111000);   // samples 3 2 1 0: 11 11 10 00
+  EXPECT_EQ(a1.codes[1], 0b01010110);   // pad pad pad, sample 4: 10
+  EXPECT_EQ(a1.codes[16], 0b10110011);  // 10 11 00 11
+  EXPECT_EQ(a1.codes[17], 0b01010111);
+  for (int b = 2; b < 16; ++b) {
+    EXPECT_EQ(a1.codes[b], 0x55) << b;
+    EXPECT_EQ(a1.codes[16 + b], 0x55) << b;
+  }
+  EXPECT_EQ(a1.code(4, 0), kcla::bed_code::het);
+  EXPECT_EQ(a1.allele_count(1, 1), 2);
+  EXPECT_EQ(a1.count_missing(), 0);
+  const auto a2 = kcla::pack_genotypes(g, CountedAllele::a2);  // 2 -> 11, 1 -> 10, 0 -> 00
+  EXPECT_EQ(a2.codes[0], 0b00001011);
+  EXPECT_EQ(a2.codes[1], 0b01010110);
+  EXPECT_EQ(a2.codes[16], 0b10001100);
+  EXPECT_EQ(a2.allele_count(1, 1), 2);
+  EXPECT_TRUE(kcla::test::csr_equal(kcla::unpack_genotypes(a1), g));
+  EXPECT_TRUE(kcla::test::csr_equal(kcla::unpack_genotypes(a2), g));
+}
+
+TEST(PackedGenotypes, VariantsStartSixteenByteAligned) {
+  for (const auto& [samples, bytes] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+           {0, 0}, {1, 16}, {4, 16}, {63, 16}, {64, 16}, {65, 32}, {2504, 640}, {427, 112}}) {
+    EXPECT_EQ(kcla::PackedGenotypes::padded_bytes_per_variant(samples), bytes) << samples;
+    const auto p = kcla::PackedGenotypes::all_missing(samples, 3);
+    EXPECT_EQ(p.bytes(), static_cast<std::size_t>(3 * bytes));
+    EXPECT_EQ(p.count_missing(), 3 * samples);
+  }
+  EXPECT_THROW(kcla::PackedGenotypes::all_missing(-1, 3), kcla::InvalidArgument);
+  EXPECT_THROW(kcla::PackedGenotypes::all_missing(1 << 30, std::int64_t(1) << 40),
+               kcla::InvalidArgument);
+}
+
+TEST(PackedGenotypes, UnpackInvertsPackAndCountsMissingCalls) {
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (const auto counted : {CountedAllele::a1, CountedAllele::a2})
+    for (const auto& [m, n] : std::vector<std::pair<int, int>>{{1, 1}, {7, 13}, {33, 40}}) {
+      const auto panel = random_panel(gen, m, n, 0.1, counted);
+      EXPECT_TRUE(kcla::test::csr_equal(kcla::unpack_genotypes(panel.packed), panel.csr));
+      EXPECT_EQ(panel.packed.count_missing(), panel.missing);
+      EXPECT_EQ(panel.packed.counted_allele, counted);
+    }
+}
+
+TEST(PackedGenotypes, RejectsValuesThatAreNotAlleleCounts) {
+  kcla::CsrMatrix<double> g;
+  g.num_rows = 2;
+  g.num_cols = 3;
+  g.row_offsets = {0, 1, 2};
+  g.column_indices = {2, 1};
+  for (const double bad : {3.0, 0.5, -1.0, std::numeric_limits<double>::quiet_NaN()}) {
+    g.values = {1, bad};
+    EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::pack_genotypes(g); },
+                                                   {"pack_genotypes", "(sample 1, variant 1)"}))
+        << bad;
+  }
+  g.values = {0, 2};  // an explicit zero is a 0 call
+  const auto p = kcla::pack_genotypes(g);
+  EXPECT_EQ(p.code(0, 2), kcla::bed_code::hom_a2);
+  EXPECT_EQ(p.code(1, 1), kcla::bed_code::hom_a1);
+  g.row_offsets = {0, 2, 2};  // the same call twice
+  g.column_indices = {1, 1};
+  g.values = {1, 1};
+  EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::pack_genotypes(g); },
+                                                 {"(sample 0, variant 1)", "twice"}));
+  g.column_indices = {1, 3};  // out of range: CsrMatrix::validate
+  EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::pack_genotypes(g); },
+                                                 {"pack_genotypes", "out of range"}));
+}
+
+TEST(PackedGenotypes, MatrixRejectsInconsistentCodes) {
+  auto p = kcla::PackedGenotypes::all_missing(5, 2);
+  p.codes.pop_back();
+  EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::PackedGenotypeMatrix<double> G(p); },
+                                                 {"codes has 31 bytes"}));
+  p = kcla::PackedGenotypes::all_missing(5, 2);
+  p.bytes_per_variant = 2;
+  EXPECT_THROW(kcla::PackedGenotypeMatrix<float> G(p), kcla::InvalidArgument);
+}
+
+// ---- products -----------------------------------------------------------------------------
+
+const std::vector<std::pair<int, int>>& edge_shapes() {
+  // samples: 1, multiples of nothing (5, 17, 33, 131), of 4 but not 16 (1000), of 16 but
+  // not 32 (48), of 32 (64); variants: 1, 2, odd (pair tables), fewer than a chunk, several
+  // chunks, many.
+  static const std::vector<std::pair<int, int>> shapes = {
+      {1, 1},  {1, 37},   {5, 1},    {3, 2},     {17, 9},   {48, 130},
+      {64, 3}, {33, 257}, {131, 64}, {1000, 33}, {7, 5001}, {300, 1001}};
+  return shapes;
+}
+
+TEST(PackedMultiply, VectorMatchesCsrReferenceOnEdgeShapes) {
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (const auto& [m, n] : edge_shapes()) {
+    const auto panel = random_panel(gen, m, n);
+    check_products<double>(panel, 1, gen);
+    check_products<float>(panel, 1, gen);
+  }
+}
+
+TEST(PackedMultiply, BatchedMatchesCsrReference) {
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{1, 1}, {17, 9}, {131, 257}}) {
+    const auto panel = random_panel(gen, m, n);
+    // 3: one table pass of 3; 5: passes of 4 and 1; 17 / 33: tiles of 4 / 8 per thread;
+    // 64: the benchmark's batch; 70: two vector tiles.
+    for (const std::int64_t B : {1, 3, 5, 17, 33, 64, 70}) {
+      check_products<double>(panel, B, gen);
+      check_products<float>(panel, B, gen);
+    }
+  }
+}
+
+TEST(PackedMultiply, MissingCallsCountZeroForEitherAllele) {
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (const auto counted : {CountedAllele::a1, CountedAllele::a2}) {
+    const auto panel = random_panel(gen, 37, 75, 0.35, counted);
+    ASSERT_GT(panel.missing, 0);
+    check_products<double>(panel, 1, gen);
+    check_products<float>(panel, 3, gen);
+  }
+}
+
+TEST(PackedMultiply, PaddingCallsAreIgnored) {
+  // Padding codes as a raw .bed leaves them (00, two copies of A1) must not leak into y.
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (const int m : {1, 5, 30}) {
+    auto panel = random_panel(gen, m, 21);
+    for (auto& byte : panel.packed.codes) {
+      const auto index = static_cast<std::int64_t>(&byte - panel.packed.codes.data());
+      const std::int64_t first_sample = 4 * (index % panel.packed.bytes_per_variant);
+      for (int q = 0; q < 4; ++q)
+        if (first_sample + q >= m) byte = static_cast<std::uint8_t>(byte & ~(3u << (2 * q)));
+    }
+    check_products<double>(panel, 1, gen);
+    check_products<double>(panel, 64, gen);
+  }
+}
+
+TEST(PackedMultiply, EmptyShapes) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{0, 0}, {0, 5}, {4, 0}}) {
+    const kcla::PackedGenotypeMatrix<double> G(kcla::PackedGenotypes::all_missing(m, n));
+    for (const auto kernel : all_kernels()) {
+      kcla::PackedMultiplyOptions options;
+      options.kernel = kernel;
+      Kokkos::View<double*> x("x", n), y("y", m);
+      Kokkos::deep_copy(y, 7.0);
+      kcla::multiply(exec(), G, x, y, options);
+      auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+      for (int s = 0; s < m; ++s) EXPECT_EQ(yh(s), 0.0) << name(kernel);
+      Kokkos::View<double**, Kokkos::LayoutRight> X("X", n, 0), Y("Y", m, 0);
+      kcla::multiply(exec(), G, X, Y, options);
+    }
+  }
+}
+
+TEST(PackedMultiply, RejectsMismatchedExtents) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  const kcla::PackedGenotypeMatrix<float> G(kcla::PackedGenotypes::all_missing(6, 4));
+  Kokkos::View<float*> x4("x", 4), x5("x", 5), y6("y", 6), y5("y", 5);
+  EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::multiply(exec(), G, x5, y6); },
+                                                 {"x has 5 rows", "4 variants"}));
+  EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::multiply(exec(), G, x4, y5); },
+                                                 {"y has 5 rows", "6 samples"}));
+  Kokkos::View<float**, Kokkos::LayoutRight> X("X", 4, 3), Y("Y", 6, 2);
+  EXPECT_THROW(kcla::multiply(exec(), G, X, Y), kcla::InvalidArgument);
+}
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+TEST(PackedMultiply, SerialSpaceToo) {
+  if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::Serial>::value)
+    GTEST_SKIP() << "Serial is the default space: the other tests ran on it";
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  const auto panel = random_panel(gen, 45, 131);
+  check_products<double, Kokkos::Serial>(panel, 1, gen);
+  check_products<float, Kokkos::Serial>(panel, 3, gen);
+  check_products<double, Kokkos::Serial>(panel, 20, gen);
+}
+#endif
+
+// ---- the packed .bed reader ---------------------------------------------------------------
+
+/// Writes BASE.bed/.bim/.fam from calls g[sample][variant] (-1 missing, else A1 copies),
+/// straight from the format description; `padding` fills the unused bits of each SNP's
+/// last byte (a .bed normally has 00 there).
+void write_plink(const std::string& base, const std::vector<std::vector<int>>& g, std::size_t snps,
+                 unsigned padding = 0) {
+  std::ofstream fam(base + ".fam"), bim(base + ".bim");
+  for (std::size_t i = 0; i < g.size(); ++i) fam << "f" << i << " i" << i << " 0 0 1 -9\n";
+  for (std::size_t j = 0; j < snps; ++j) bim << "1\trs" << j << "\t0\t" << j + 1 << "\tA\tG\n";
+  std::ofstream bed(base + ".bed", std::ios::binary);
+  bed << '\x6c' << '\x1b' << '\x01';
+  for (std::size_t j = 0; j < snps; ++j)
+    for (std::size_t first = 0; first < g.size(); first += 4) {
+      unsigned byte = 0;
+      for (std::size_t q = 0; q < 4; ++q) {
+        unsigned code = padding & 3u;
+        if (first + q < g.size()) {
+          const int v = g[first + q][j];
+          code = v < 0 ? 1u : v == 2 ? 0u : v == 1 ? 2u : 3u;
+        }
+        byte |= code << (2 * q);
+      }
+      bed << static_cast<char>(byte);
+    }
+}
+
+TEST(PackedPlink, ReadsTheBedCodesAsTheyAre) {
+  SCOPED_TRACE(seed_note());
+  kcla::test::TempDir tmp;
+  auto gen = kcla::test::rng();
+  std::discrete_distribution<int> pick({0.1, 0.5, 0.25, 0.15});  // missing, 0, 1, 2
+  for (const std::size_t individuals : {1, 3, 4, 5, 17, 64, 101}) {
+    const std::size_t snps = 1 + gen() % 40;
+    std::vector<std::vector<int>> g(individuals, std::vector<int>(snps));
+    for (auto& row : g)
+      for (auto& v : row) v = pick(gen) - 1;
+    const auto base = tmp.path("set" + std::to_string(individuals));
+    write_plink(base, g, snps, individuals % 2 ? 0u : 2u);  // padding bits 00 or 10
+    for (const auto counted : {CountedAllele::a1, CountedAllele::a2}) {
+      kcla::PlinkReadOptions options;
+      options.counted_allele = counted;
+      const auto unpacked = kcla::read_plink(base, options);
+      const auto packed = kcla::read_plink_packed(base + ".bed", options);
+      ASSERT_EQ(packed.num_samples, static_cast<std::int64_t>(individuals));
+      ASSERT_EQ(packed.num_variants, static_cast<std::int64_t>(snps));
+      EXPECT_EQ(packed.counted_allele, counted);
+      EXPECT_NO_THROW(packed.validate());
+      for (std::size_t j = 0; j < snps; ++j)
+        for (std::size_t i = 0; i < individuals; ++i) {
+          const int v = g[i][j];
+          ASSERT_EQ(packed.code(i, j), v < 0 ? 1 : v == 2 ? 0 : v == 1 ? 2 : 3) << i << ", " << j;
+        }
+      for (std::size_t j = 0; j < snps; ++j)  // padding normalised to missing
+        for (auto s = static_cast<std::int64_t>(individuals); s < 4 * packed.bytes_per_variant; ++s)
+          ASSERT_EQ(packed.code(s, j), kcla::bed_code::missing) << s << ", " << j;
+      EXPECT_TRUE(kcla::test::csr_equal(kcla::unpack_genotypes(packed), unpacked.matrix));
+      EXPECT_EQ(packed.count_missing(), unpacked.num_missing);
+      Panel panel{unpacked.matrix, packed, unpacked.num_missing};
+      check_products<double>(panel, 1, gen, all_kernels(), false);
+    }
+  }
+}
+
+TEST(PackedPlink, EmptyFilesets) {
+  kcla::test::TempDir tmp;
+  write_plink(tmp.path("none"), std::vector<std::vector<int>>(3), 0);
+  const auto p = kcla::read_plink_packed(tmp.path("none"));
+  EXPECT_EQ(p.num_samples, 3);
+  EXPECT_EQ(p.num_variants, 0);
+  EXPECT_EQ(p.bytes(), 0u);
+  write_plink(tmp.path("nobody"), {}, 4);
+  const auto q = kcla::read_plink_packed(tmp.path("nobody"));
+  EXPECT_EQ(q.num_samples, 0);
+  EXPECT_EQ(q.num_variants, 4);
+}
+
+TEST(PackedPlink, HostileBedFilesNameTheFile) {
+  kcla::test::TempDir tmp;
+  const auto base = tmp.path("g");
+  write_plink(base, std::vector<std::vector<int>>(6, std::vector<int>(5, 1)), 5);  // 3 + 5 x 2
+  const auto bytes = kcla::test::read_bytes(base + ".bed");
+  ASSERT_EQ(bytes.size(), 13u);
+  const auto read = [&] { kcla::read_plink_packed(base); };
+  tmp.write("g.bed", bytes.substr(0, 12));  // truncated
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "size is 12 bytes", "= 13"}));
+  tmp.write("g.bed", bytes + "xyz");  // trailing bytes
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "size is 16 bytes"}));
+  tmp.write("g.bed", "\x6d" + bytes.substr(1));  // bad magic
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "not a PLINK 1 .bed"}));
+  tmp.write("g.bed", bytes.substr(0, 2));  // shorter than the magic
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "not a PLINK 1 .bed"}));
+  tmp.write("g.bed", bytes.substr(0, 2) + std::string(1, '\0') + bytes.substr(3));
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "individual-major"}));
+  tmp.write("g.bed", bytes);
+  tmp.write("g.fam", "a a\nb b\nc c\nd d\ne e\nf f\ng g\nh h\ni i\n");  // 9: 3 bytes per SNP
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "9 individuals", "= 18"}));
+  tmp.write("g.bim", "1 rs1\nlonely\n");
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bim", "line 2"}));
+  std::remove((base + ".bed").c_str());
+  tmp.write("g.bim", "1 rs1\n");
+  EXPECT_TRUE(throws_with<kcla::FormatError>(read, {base + ".bed", "cannot open"}));
+}
+
+// ---- real data (scripts/data/fetch.sh small) ----------------------------------------------
+
+void check_real_fileset(const std::string& name, std::int64_t samples, std::int64_t variants,
+                        bool expect_missing) {
+  const auto bed = kcla::test::data_file(name + ".bed");
+  if (bed.empty())
+    GTEST_SKIP() << name << ".bed not in the data folder (run scripts/data/fetch.sh small)";
+  SCOPED_TRACE(name + "; " + seed_note());
+  const auto csr = kcla::read_plink(bed);
+  const auto packed = kcla::read_plink_packed(bed);
+  ASSERT_EQ(packed.num_samples, samples);
+  ASSERT_EQ(packed.num_variants, variants);
+  EXPECT_EQ(packed.bytes(),
+            static_cast<std::size_t>(variants * ((samples + 63) / 64 * 16)));  // 16-byte rows
+  EXPECT_EQ(packed.count_missing(), csr.num_missing);
+  EXPECT_EQ(expect_missing, csr.num_missing > 0);
+  EXPECT_TRUE(kcla::test::csr_equal(kcla::unpack_genotypes(packed), csr.matrix));
+  if (csr.num_missing == 0) {  // without missing calls, packing the CSR gives the same bytes
+    const auto repacked = kcla::pack_genotypes(csr.matrix);
+    EXPECT_TRUE(repacked.codes == packed.codes);
+  }
+  auto gen = kcla::test::rng();
+  const Panel panel{csr.matrix, packed, csr.num_missing};
+  // One vector through the table and host kernels; a few vectors through each batched
+  // path. The tile kernel (a GPU design, slow on a host) runs on the smaller sets only.
+  const std::vector<PackedKernel> vector_kernels = {PackedKernel::automatic, PackedKernel::tables,
+                                                    PackedKernel::host_blocks};
+  check_products<float>(panel, 1, gen, vector_kernels, false);
+  check_products<double>(panel, 1, gen, {PackedKernel::automatic}, false);
+  check_products<float>(panel, 3, gen, {PackedKernel::automatic}, false);
+  check_products<double>(panel, 2, gen, {PackedKernel::tables}, false);
+  if (samples * variants < 50'000'000)
+    check_products<float>(panel, 18, gen, {PackedKernel::tiles}, false);
+}
+
+TEST(PackedPlinkRealData, MouseHs1940) {
+  check_real_fileset("mouse_hs1940", 1940, 12226, false);
+}
+TEST(PackedPlinkRealData, EurSubset) {
+  check_real_fileset("EUR_subset", 379, 54051, false);
+}
+TEST(PackedPlinkRealData, HlcWithMissingCalls) {
+  check_real_fileset("HLC", 427, 358499, true);
+}
+
+}  // namespace
