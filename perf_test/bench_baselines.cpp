@@ -12,7 +12,8 @@
 // (+ x and y), the energy per product from NVML with the idle draw subtracted, and the
 // relative error against a double-precision host CSR product.
 //
-//   kcla_bench_baselines [--batch B] [--repeat N] [--energy-seconds S] [--tsv FILE] A.h5 ...
+//   kcla_bench_baselines [--batch B] [--repeat N] [--energy-seconds S] [--tsv FILE]
+//                        [--only FAMILY,...] [--packed-sweep] A.h5 ...
 //
 // Without files: a generated genotype-like panel.
 #include "baseline_timer.hpp"
@@ -21,6 +22,8 @@
 #include <kcla/detail/baseline_products.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/hdf5_grammar.hpp>
+#include <kcla/packed_genotype_multiply.hpp>
+#include <kcla/packed_genotypes.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/synthetic.hpp>
 
@@ -33,6 +36,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,6 +56,8 @@ struct Settings {
   double energy_seconds = 1.0;
   std::string tsv;
   std::vector<std::string> files;
+  std::vector<std::string> only;  // families to measure (empty: all)
+  bool packed_sweep = false;      // also time the 2-bit pair-table kernel over its tuning grid
 };
 
 /// One way of computing the product, ready to enqueue.
@@ -312,6 +318,9 @@ class PanelBench {
     }
 
     for (auto& c : candidates) {
+      if (!settings_.only.empty() &&
+          std::find(settings_.only.begin(), settings_.only.end(), c.family) == settings_.only.end())
+        continue;
       Row r;
       r.panel = panel_.name;
       r.vectors = vectors;
@@ -344,6 +353,39 @@ class PanelBench {
   kcla::detail::CsrBaselines<exec_space> baselines_;
 };
 
+/// The 2-bit pair-table kernel (y = G x) over a grid of its tuning knobs, for the notes:
+/// which chunk of variants and tile of sample words the defaults should be.
+void packed_sweep(const Panel& p, kcla::bench::Timer& timer) {
+  kcla::PackedGenotypes packed;
+  try {
+    packed = kcla::pack_genotypes(p.csr);
+  } catch (const kcla::InvalidArgument&) {
+    return;
+  }
+  kcla::PackedGenotypeMatrix<Scalar, memory> G(packed);
+  vector_view x("x", p.csr.num_cols), y("y", p.csr.num_rows);
+  upload(random_values(p.csr.num_cols, 99), x);
+  std::printf("  2-bit pair tables, y = G x over the tuning grid (b2b ms; %.1f MB of codes)\n",
+              static_cast<double>(G.device_bytes()) / 1e6);
+  std::printf("  %8s", "chunk");
+  const int words[] = {32, 64, 128, 256, 512};
+  for (int w : words) std::printf(" %8d", w);
+  std::printf("   <- max team words\n");
+  for (int chunk : {32, 64, 128, 256, 512, 1024}) {
+    std::printf("  %8d", chunk);
+    for (int w : words) {
+      kcla::PackedMultiplyOptions o;
+      o.kernel = kcla::PackedKernel::tables;
+      o.tuning.table_chunk_variants = chunk;
+      o.tuning.table_max_team_words = w;
+      exec_space exec;
+      const auto t = timer.measure([&] { kcla::multiply(exec, G, x, y, o); }, 20, 0);
+      std::printf(" %8.4f", t.b2b_mean_s * 1e3);
+    }
+    std::printf("\n");
+  }
+}
+
 Settings parse(int argc, char** argv) {
   Settings s;
   for (int i = 1; i < argc; ++i) {
@@ -360,6 +402,11 @@ Settings parse(int argc, char** argv) {
       s.energy_seconds = std::stod(value());
     else if (a == "--tsv")
       s.tsv = value();
+    else if (a == "--only") {
+      std::stringstream list(value());
+      for (std::string f; std::getline(list, f, ',');) s.only.push_back(f);
+    } else if (a == "--packed-sweep")
+      s.packed_sweep = true;
     else if (a.rfind("--kokkos", 0) == 0 || a.rfind("--benchmark", 0) == 0)
       continue;  // Kokkos' own flags; Google Benchmark flags from scripts/gpu/run.sh
     else if (a.rfind("--", 0) == 0)
@@ -400,6 +447,7 @@ int main(int argc, char** argv) {
         print_summary(panel_rows, vectors);
         if (settings.batch == 1) break;
       }
+      if (settings.packed_sweep) packed_sweep(panel, timer);
       rows.insert(rows.end(), panel_rows.begin(), panel_rows.end());
       std::fflush(stdout);
     }

@@ -3,12 +3,17 @@
 //   CUDA: every cuSPARSE SpMV / SpMM variant (detail::CusparseCsr: descriptors, workspace and
 //         preprocessing made once per variant) and dense cuBLAS GEMV / GEMM (fp32, TF32)
 //         when the dense panel fits in half the free device memory;
-//   host: KokkosSparse::spmv (single and multi-vector).
+//   host: KokkosSparse::spmv (single and multi-vector);
+//   both: the 2-bit packed genotype product (PLINK .bed layout) when every value is 0, 1
+//         or 2, with each of its kernels.
 #pragma once
 
 #include <kcla/config.hpp>
 #include <kcla/csr_device.hpp>
 #include <kcla/csr_matrix.hpp>
+#include <kcla/error.hpp>
+#include <kcla/packed_genotype_multiply.hpp>
+#include <kcla/packed_genotypes.hpp>
 
 #include <KokkosSparse_CrsMatrix.hpp>
 #include <KokkosSparse_spmv.hpp>
@@ -84,6 +89,11 @@ class CsrBaselines {
     }
 #endif
     (void)with_dense;
+    try {
+      packed_ = std::make_shared<PackedGenotypeMatrix<float, memory_space>>(pack_genotypes(a));
+    } catch (const InvalidArgument&) {
+      // Not a genotype panel (a value other than 0, 1, 2): no 2-bit baseline.
+    }
   }
 
   std::int64_t csr_bytes() const {
@@ -92,8 +102,10 @@ class CsrBaselines {
   std::int64_t dense_bytes() const {
     return static_cast<std::int64_t>(csr_.num_rows) * csr_.num_cols * 4;
   }
-  bool has_dense() const {
-    return dense_values_.data() != nullptr;
+  bool has_dense() const { return dense_values_.data() != nullptr; }
+  bool has_packed() const { return packed_ != nullptr; }
+  std::int64_t packed_bytes() const {
+    return packed_ ? static_cast<std::int64_t>(packed_->device_bytes()) : 0;
   }
 
   /// Every baseline product for `vectors` right-hand sides on these operands.
@@ -132,9 +144,11 @@ class CsrBaselines {
                            [=] { dense->gemm(stream, static_cast<int>(vectors), x, y, math); }});
         }
       }
+      add_packed(out, o, vectors);
       return out;
     }
 #endif
+    add_packed(out, o, vectors);
     using crs_type =
         KokkosSparse::CrsMatrix<float, int, Kokkos::Device<ExecutionSpace, memory_space>, void,
                                 int>;
@@ -155,6 +169,33 @@ class CsrBaselines {
   }
 
  private:
+  void add_packed(std::vector<BaselineProduct>& out, const BaselineOperands<memory_space>& o,
+                  std::int64_t vectors) const {
+    if (!packed_) return;
+    auto packed = packed_;
+    const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+    const auto kernels = device
+                             ? std::vector<PackedKernel>{PackedKernel::tables, PackedKernel::tiles}
+                             : std::vector<PackedKernel>{PackedKernel::host_blocks};
+    for (auto kernel : kernels) {
+      PackedMultiplyOptions options;
+      options.kernel = kernel;
+      const char* name = kernel == PackedKernel::tables  ? "pair tables"
+                         : kernel == PackedKernel::tiles ? "decoded tiles"
+                                                         : "host blocks";
+      auto x = o.x;
+      auto y = o.y;
+      if (vectors == 1) {
+        Kokkos::View<const float*, memory_space> xv(x.data(), x.extent(0));
+        Kokkos::View<float*, memory_space> yv(y.data(), y.extent(0));
+        out.push_back({"2-bit", name, packed_bytes(), false, 1e-4,
+                       [=] { multiply(ExecutionSpace(), *packed, xv, yv, options); }});
+      } else {
+        out.push_back({"2-bit", name, packed_bytes(), false, 1e-4,
+                       [=] { multiply(ExecutionSpace(), *packed, x, y, options); }});
+      }
+    }
+  }
 #if KCLA_HAVE_CUDA
   void make_dense() {
     std::size_t free_bytes = 0, total_bytes = 0;
@@ -168,6 +209,7 @@ class CsrBaselines {
 #endif
   CsrDeviceMatrix<float, memory_space> csr_;
   Kokkos::View<float**, Kokkos::LayoutRight, memory_space> dense_values_;
+  std::shared_ptr<PackedGenotypeMatrix<float, memory_space>> packed_;
 };
 
 }  // namespace kcla::detail
