@@ -309,6 +309,8 @@ int run_multiply(int argc, char** argv) {
                   ratio >= 1 ? ratio : 1 / ratio, ratio >= 1 ? "faster" : "slower");
       if (!best || c.median_seconds < best->median_seconds) best = &c;
     }
+    for (const auto& c : out.compared)
+      if (c.failure.rfind("disagrees", 0) == 0) return failure;  // a bug, not a timing
     if (best) {
       const double ratio = best->median_seconds / out.median_seconds;
       std::printf("best baseline: %s, %.4f ms: kcla is %.2fx %s\n", best->name.c_str(),

@@ -46,6 +46,12 @@ has out.txt "schedule layered/per_level"
 printf '1\n1\n1\n1\n1\n1\n' > x.txt
 run 0 "$kcla" multiply m.h5 --x x.txt -o y.txt --repeat 1
 [ "$(tr '\n' ' ' < y.txt)" = "6 12 8 6 12 8 6 12 " ] || fail "y.txt is '$(tr '\n' ' ' < y.txt)'"
+# --compare: every baseline of this back end on the same x, checked and timed.
+run 0 "$kcla" multiply m.h5 --compare --repeat 2
+has out.txt "best baseline: .* kcla is [0-9.]+x (faster|slower)"
+run 0 "$kcla" multiply m.h5 --compare --batch 3 --repeat 2
+has out.txt "best baseline: "
+if grep -q "disagrees" out.txt; then fail "a baseline disagrees with the host product"; fi
 # The input file may be compressed on the fly too.
 run 0 "$kcla" multiply m.mtx --verify --repeat 1 --quiet
 
@@ -55,6 +61,8 @@ run 2 "$kcla" frobnicate
 run 2 "$kcla" multiply
 run 2 "$kcla" multiply m.h5 --semiring tropical-ish
 run 2 "$kcla" multiply m.h5 --batch 0
+run 2 "$kcla" multiply m.h5 --compare --semiring boolean
+has err.txt "plus_times fp32"
 run 2 "$kcla" compress m.mtx
 run 2 "$kcla" compress m.mtx -o out.h5 --bogus 1
 has err.txt "unknown option --bogus"
