@@ -70,6 +70,20 @@ void CublasDense::gemm(void* stream, int num_vectors, const float* x, float* y, 
         "cublasGemmEx");
 }
 
+// Y (column-major, rows x B) = A X: A is op T of the column-major Aᵀ, X op T of the
+// column-major Xᵀ (B x cols).
+void CublasDense::gemm_column_major_y(void* stream, int num_vectors, const float* x, float* y,
+                                      DenseMath math) {
+  auto& s = *impl_;
+  check(cublasSetStream(s.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  const float one = 1, zero = 0;
+  const auto compute = math == DenseMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  check(cublasGemmEx(s.handle, CUBLAS_OP_T, CUBLAS_OP_T, s.num_rows, num_vectors, s.num_cols, &one,
+                     s.values, CUDA_R_32F, s.num_cols, x, CUDA_R_32F, num_vectors, &zero, y,
+                     CUDA_R_32F, s.num_rows, compute, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx");
+}
+
 }  // namespace kcla::detail
 
 #endif  // KCLA_HAVE_CUDA

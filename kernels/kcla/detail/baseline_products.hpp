@@ -102,8 +102,12 @@ class CsrBaselines {
   std::int64_t dense_bytes() const {
     return static_cast<std::int64_t>(csr_.num_rows) * csr_.num_cols * 4;
   }
-  bool has_dense() const { return dense_values_.data() != nullptr; }
-  bool has_packed() const { return packed_ != nullptr; }
+  bool has_dense() const {
+    return dense_values_.data() != nullptr;
+  }
+  bool has_packed() const {
+    return packed_ != nullptr;
+  }
   std::int64_t packed_bytes() const {
     return packed_ ? static_cast<std::int64_t>(packed_->device_bytes()) : 0;
   }
@@ -138,10 +142,18 @@ class CsrBaselines {
           out.push_back({"cuBLAS", "SGEMV fp32", dense_bytes(), false, 1e-4,
                          [=] { dense->gemv(stream, x, y); }});
         } else {
-          for (auto math : {DenseMath::fp32, DenseMath::tf32})
-            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math), dense_bytes(), false,
-                           math == DenseMath::tf32 ? 5e-3 : 1e-4,
+          float* y_columns = o.y_columns.data();
+          for (auto math : {DenseMath::fp32, DenseMath::tf32}) {
+            const double tolerance = math == DenseMath::tf32 ? 5e-3 : 1e-4;
+            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (Y row-major)",
+                           dense_bytes(), false, tolerance,
                            [=] { dense->gemm(stream, static_cast<int>(vectors), x, y, math); }});
+            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (Y column-major)",
+                           dense_bytes(), true, tolerance, [=] {
+                             dense->gemm_column_major_y(stream, static_cast<int>(vectors), x,
+                                                        y_columns, math);
+                           }});
+          }
         }
       }
       add_packed(out, o, vectors);

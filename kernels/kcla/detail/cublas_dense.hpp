@@ -30,6 +30,10 @@ class CublasDense {
   void gemv(void* stream, const float* x, float* y);
   /// Y = A X for B vectors, X (cols x B) and Y (rows x B) row-major (kcla's layout).
   void gemm(void* stream, int num_vectors, const float* x, float* y, DenseMath math);
+  /// The same product as one GEMM with A as cuBLAS' first operand (C = Aᵀᵀ Xᵀᵀ): X row-major
+  /// as above, Y column-major (rows x B, each vector contiguous). cuBLAS picks other kernels
+  /// for this shape, so a benchmark measures both forms.
+  void gemm_column_major_y(void* stream, int num_vectors, const float* x, float* y, DenseMath math);
 
  private:
   struct Impl;
