@@ -31,10 +31,13 @@ struct CublasDense::Impl {
   cublasHandle_t handle = nullptr;
   int num_rows = 0, num_cols = 0;
   const float* values = nullptr;
+  bool column_major = false;
 };
 
-CublasDense::CublasDense(std::int64_t num_rows, std::int64_t num_cols, const float* values)
+CublasDense::CublasDense(std::int64_t num_rows, std::int64_t num_cols, const float* values,
+                         bool column_major)
     : impl_(std::make_unique<Impl>()) {
+  impl_->column_major = column_major;
   if (num_rows > INT_MAX || num_cols > INT_MAX)
     throw InvalidArgument("CublasDense: more than 2^31-1 rows or columns");
   impl_->num_rows = static_cast<int>(num_rows);
@@ -45,6 +48,10 @@ CublasDense::CublasDense(std::int64_t num_rows, std::int64_t num_cols, const flo
 
 CublasDense::~CublasDense() {
   if (impl_->handle) cublasDestroy(impl_->handle);
+}
+
+bool CublasDense::column_major() const {
+  return impl_->column_major;
 }
 
 // Row-major A (rows x cols) is column-major Aᵀ (cols x rows, leading dimension cols).
@@ -75,6 +82,7 @@ void CublasDense::gemm(void* stream, int num_vectors, const float* x, float* y, 
 void CublasDense::gemm_column_major_y(void* stream, int num_vectors, const float* x, float* y,
                                       DenseMath math) {
   auto& s = *impl_;
+  if (s.column_major) throw InvalidArgument("CublasDense: gemm_column_major_y needs a row-major A");
   check(cublasSetStream(s.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
   const float one = 1, zero = 0;
   const auto compute = math == DenseMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;

@@ -54,13 +54,11 @@ struct BaselineOperands {
   Kokkos::View<float**, Kokkos::LayoutLeft, MemorySpace> x_columns, y_columns;
 };
 
-/// The dense row-major copy of a CSR matrix (a free function: CUDA forbids extended
+/// The dense copy of a CSR matrix in a layout (a free function: CUDA forbids extended
 /// lambdas in private member functions).
-template <class ExecutionSpace, class MemorySpace>
-Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> densify(
-    const CsrDeviceMatrix<float, MemorySpace>& csr) {
-  Kokkos::View<float**, Kokkos::LayoutRight, MemorySpace> d("kcla::baseline_dense", csr.num_rows,
-                                                            csr.num_cols);
+template <class ExecutionSpace, class Layout, class MemorySpace>
+Kokkos::View<float**, Layout, MemorySpace> densify(const CsrDeviceMatrix<float, MemorySpace>& csr) {
+  Kokkos::View<float**, Layout, MemorySpace> d("kcla::baseline_dense", csr.num_rows, csr.num_cols);
   auto offsets = csr.row_offsets;
   auto columns = csr.column_indices;
   auto values = csr.values;
@@ -139,21 +137,38 @@ class CsrBaselines {
       if (dense_) {
         auto dense = dense_;
         if (vectors == 1) {
-          out.push_back({"cuBLAS", "SGEMV fp32", dense_bytes(), false, 1e-4,
+          out.push_back({"cuBLAS", "SGEMV fp32 (A row-major)", dense_bytes(), false, 1e-4,
                          [=] { dense->gemv(stream, x, y); }});
         } else {
           float* y_columns = o.y_columns.data();
           for (auto math : {DenseMath::fp32, DenseMath::tf32}) {
             const double tolerance = math == DenseMath::tf32 ? 5e-3 : 1e-4;
-            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (Y row-major)",
+            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (A row-major)",
                            dense_bytes(), false, tolerance,
                            [=] { dense->gemm(stream, static_cast<int>(vectors), x, y, math); }});
-            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (Y column-major)",
+            out.push_back({"cuBLAS",
+                           std::string("GEMM ") + to_string(math) + " (A row-major, Y col-major)",
                            dense_bytes(), true, tolerance, [=] {
                              dense->gemm_column_major_y(stream, static_cast<int>(vectors), x,
                                                         y_columns, math);
                            }});
           }
+        }
+      }
+      if (dense_columns_) {
+        auto dense = dense_columns_;
+        const float* x_columns = o.x_columns.data();
+        float* y_columns = o.y_columns.data();
+        if (vectors == 1) {
+          out.push_back({"cuBLAS", "SGEMV fp32 (A column-major)", dense_bytes(), false, 1e-4,
+                         [=] { dense->gemv(stream, x, y); }});
+        } else {
+          for (auto math : {DenseMath::fp32, DenseMath::tf32})
+            out.push_back({"cuBLAS", std::string("GEMM ") + to_string(math) + " (A column-major)",
+                           dense_bytes(), true, math == DenseMath::tf32 ? 5e-3 : 1e-4, [=] {
+                             dense->gemm(stream, static_cast<int>(vectors), x_columns, y_columns,
+                                         math);
+                           }});
         }
       }
       add_packed(out, o, vectors);
@@ -213,14 +228,21 @@ class CsrBaselines {
     std::size_t free_bytes = 0, total_bytes = 0;
     if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return;
     if (static_cast<double>(dense_bytes()) > 0.5 * static_cast<double>(free_bytes)) return;
-    dense_values_ = densify<ExecutionSpace>(csr_);
+    dense_values_ = densify<ExecutionSpace, Kokkos::LayoutRight>(csr_);
     dense_ = std::make_shared<CublasDense>(csr_.num_rows, csr_.num_cols, dense_values_.data());
+    // The column-major copy too, when both fit in half of what is free.
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return;
+    if (static_cast<double>(dense_bytes()) > 0.5 * static_cast<double>(free_bytes)) return;
+    dense_columns_values_ = densify<ExecutionSpace, Kokkos::LayoutLeft>(csr_);
+    dense_columns_ = std::make_shared<CublasDense>(csr_.num_rows, csr_.num_cols,
+                                                   dense_columns_values_.data(), true);
   }
   std::shared_ptr<CusparseCsr> vendor_;
-  std::shared_ptr<CublasDense> dense_;
+  std::shared_ptr<CublasDense> dense_, dense_columns_;
 #endif
   CsrDeviceMatrix<float, memory_space> csr_;
   Kokkos::View<float**, Kokkos::LayoutRight, memory_space> dense_values_;
+  Kokkos::View<float**, Kokkos::LayoutLeft, memory_space> dense_columns_values_;
   std::shared_ptr<PackedGenotypeMatrix<float, memory_space>> packed_;
 };
 
