@@ -59,9 +59,14 @@ void CublasDense::gemv(void* stream, const float* x, float* y) {
   auto& s = *impl_;
   check(cublasSetStream(s.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
   const float one = 1, zero = 0;
-  check(cublasSgemv(s.handle, CUBLAS_OP_T, s.num_cols, s.num_rows, &one, s.values, s.num_cols, x, 1,
-                    &zero, y, 1),
-        "cublasSgemv");
+  if (s.column_major)
+    check(cublasSgemv(s.handle, CUBLAS_OP_N, s.num_rows, s.num_cols, &one, s.values, s.num_rows, x,
+                      1, &zero, y, 1),
+          "cublasSgemv");
+  else
+    check(cublasSgemv(s.handle, CUBLAS_OP_T, s.num_cols, s.num_rows, &one, s.values, s.num_cols, x,
+                      1, &zero, y, 1),
+          "cublasSgemv");
 }
 
 // Row-major X (cols x B) and Y (rows x B) are column-major Xᵀ (B x cols) and Yᵀ (B x rows):
@@ -71,6 +76,13 @@ void CublasDense::gemm(void* stream, int num_vectors, const float* x, float* y, 
   check(cublasSetStream(s.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
   const float one = 1, zero = 0;
   const auto compute = math == DenseMath::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  if (s.column_major) {  // Y (rows x B) = A X, everything column-major
+    check(cublasGemmEx(s.handle, CUBLAS_OP_N, CUBLAS_OP_N, s.num_rows, num_vectors, s.num_cols,
+                       &one, s.values, CUDA_R_32F, s.num_rows, x, CUDA_R_32F, s.num_cols, &zero, y,
+                       CUDA_R_32F, s.num_rows, compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+    return;
+  }
   check(cublasGemmEx(s.handle, CUBLAS_OP_N, CUBLAS_OP_N, num_vectors, s.num_rows, s.num_cols, &one,
                      x, CUDA_R_32F, num_vectors, s.values, CUDA_R_32F, s.num_cols, &zero, y,
                      CUDA_R_32F, num_vectors, compute, CUBLAS_GEMM_DEFAULT),
