@@ -5,6 +5,8 @@
 #include <kcla/detail/cublas_dense.hpp>
 #include <kcla/error.hpp>
 
+#include "vendor_status.hpp"
+
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -12,16 +14,6 @@
 #include <string>
 
 namespace kcla::detail {
-
-namespace {
-
-void check(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw BackendError(std::string("cuBLAS: ") + call +
-                       " failed: " + cublasGetStatusString(status));
-}
-
-}  // namespace
 
 const char* to_string(DenseMath math) {
   return math == DenseMath::tf32 ? "TF32" : "FP32";

@@ -5,6 +5,8 @@
 #include <kcla/detail/cusparse_csr.hpp>
 #include <kcla/error.hpp>
 
+#include "vendor_status.hpp"
+
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
 
@@ -16,17 +18,6 @@
 namespace kcla::detail {
 
 namespace {
-
-void check(cusparseStatus_t status, const char* call) {
-  if (status != CUSPARSE_STATUS_SUCCESS)
-    throw BackendError(std::string("cuSPARSE: ") + call +
-                       " failed: " + cusparseGetErrorString(status));
-}
-
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess)
-    throw BackendError(std::string("CUDA: ") + call + " failed: " + cudaGetErrorString(status));
-}
 
 cusparseSpMVAlg_t to_cusparse(CusparseSpmvAlgorithm alg) {
   switch (alg) {

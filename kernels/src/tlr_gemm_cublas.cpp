@@ -10,6 +10,8 @@
 #include <kcla/detail/tlr_gemm_backend.hpp>
 #include <kcla/error.hpp>
 
+#include "vendor_status.hpp"
+
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -23,17 +25,6 @@
 namespace kcla::detail {
 
 namespace {
-
-void check(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS)
-    throw BackendError(std::string("cuBLAS: ") + call +
-                       " failed: " + cublasGetStatusString(status));
-}
-
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess)
-    throw BackendError(std::string("CUDA: ") + call + " failed: " + cudaGetErrorString(status));
-}
 
 /// Stages with at most this many groups (shapes) run as one batched call per group under
 /// TlrLaunch::automatic; more groups go to one grouped call.
