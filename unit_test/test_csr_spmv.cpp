@@ -50,4 +50,31 @@ TEST(CsrSpmv, RejectsWrongVectorLength) {
   EXPECT_THROW(kcla::csr_spmv(exec(), a_dev, x, y), kcla::InvalidArgument);
 }
 
+// One CsrSpmv serves many products: new x values and other Views each time, a copy of
+// the object included (they share the vendor state), each product right.
+TEST(CsrSpmv, ReusedForManyVectors) {
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_csr(gen, 700, 900, 0.03);
+  const auto a_dev = kcla::to_device_csr<float, memory>(a);
+  const kcla::CsrSpmv<float, memory> product(a_dev);
+  const auto copy = product;
+  for (int round = 0; round < 4; ++round) {
+    const auto x = kcla::test::random_vector(gen, a.num_cols);
+    std::vector<double> expected(a.num_rows);
+    kcla::reference_spmv(a, x.data(), expected.data());
+    Kokkos::View<float*> x_dev("x", a.num_cols), y_dev("y", a.num_rows);
+    auto xh = Kokkos::create_mirror_view(x_dev);
+    for (std::int64_t j = 0; j < a.num_cols; ++j) xh(j) = static_cast<float>(x[j]);
+    Kokkos::deep_copy(x_dev, xh);
+    Kokkos::deep_copy(y_dev, -123.0f);  // poison
+    (round % 2 ? copy : product)(exec(), x_dev, y_dev);
+    exec().fence();
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_dev);
+    EXPECT_LE(kcla::test::relative_error(yh.data(), expected.data(), a.num_rows), 1e-5)
+        << "round " << round;
+  }
+  Kokkos::View<float*> short_x("x", 3), y("y", a.num_rows);
+  EXPECT_THROW(product(exec(), short_x, y), kcla::InvalidArgument);
+}
+
 }  // namespace

@@ -10,6 +10,8 @@
 #include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
+#include <memory>
+#include <string>
 #include <type_traits>
 
 #if KCLA_HAVE_CUDA
@@ -18,34 +20,77 @@
 
 namespace kcla {
 
-/// y = A x. `x` and `y` are rank-1 Views in A's memory space; y is overwritten.
+/// Repeated products y = A x with one CSR matrix. On CUDA the cuSPARSE handle, descriptors
+/// and workspace are made by the first product (CSR_ALG2 with one preprocessing step, or
+/// what the constructor names) and reused, and every product is asynchronous on the given
+/// execution space instance; copies share that state. Holds a reference to A's Views.
+template <class Scalar, class MemorySpace>
+class CsrSpmv {
+ public:
+  explicit CsrSpmv(const CsrDeviceMatrix<Scalar, MemorySpace>& a) : a_(a) {}
+#if KCLA_HAVE_CUDA
+  CsrSpmv(const CsrDeviceMatrix<Scalar, MemorySpace>& a, detail::CusparseSpmvVariant variant)
+      : a_(a), variant_(variant) {}
+#endif
+
+  const CsrDeviceMatrix<Scalar, MemorySpace>& matrix() const {
+    return a_;
+  }
+
+  /// y = A x. `x` and `y` are rank-1 Views in A's memory space; y is overwritten.
+  template <class ExecutionSpace, class XView, class YView>
+  void operator()(const ExecutionSpace& exec, const XView& x, const YView& y) const {
+    static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
+                  "first argument: execution space");
+    static_assert(XView::rank == 1 && YView::rank == 1, "x and y must be rank-1 Views");
+    static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
+                  "the matrix must be accessible from the execution space");
+    if (static_cast<int>(x.extent(0)) != a_.num_cols ||
+        static_cast<int>(y.extent(0)) != a_.num_rows)
+      throw InvalidArgument("csr_spmv: x has " + std::to_string(x.extent(0)) + " entries and y " +
+                            std::to_string(y.extent(0)) + "; the matrix is " +
+                            std::to_string(a_.num_rows) + " x " + std::to_string(a_.num_cols));
+#if KCLA_HAVE_CUDA
+    if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
+                  (std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value)) {
+      if (!vendor_)
+        vendor_ = std::make_shared<detail::CusparseCsr>(
+            a_.num_rows, a_.num_cols, a_.nnz(), a_.row_offsets.data(), a_.column_indices.data(),
+            a_.values.data(), std::is_same<Scalar, double>::value);
+      vendor_->spmv(exec.cuda_stream(), x.data(), y.data(), variant_);
+      return;
+    }
+#endif
+    using device_type = Kokkos::Device<ExecutionSpace, MemorySpace>;
+    using crs_type = KokkosSparse::CrsMatrix<Scalar, int, device_type, void, int>;
+    crs_type crs("kcla::csr_spmv", a_.num_rows, a_.num_cols, static_cast<int>(a_.nnz()), a_.values,
+                 a_.row_offsets, a_.column_indices);
+    exec.fence();  // KokkosSparse 3.4 runs on the default instance: order it after `exec`
+    KokkosSparse::spmv("N", Scalar(1), crs, x, Scalar(0), y);
+  }
+
+ private:
+  CsrDeviceMatrix<Scalar, MemorySpace> a_;
+#if KCLA_HAVE_CUDA
+  detail::CusparseSpmvVariant variant_{};
+  mutable std::shared_ptr<detail::CusparseCsr> vendor_;
+#endif
+};
+
+/// y = A x once. `x` and `y` are rank-1 Views in A's memory space; y is overwritten.
+/// Convenient for one product; for repeated products keep a CsrSpmv, which makes the vendor
+/// state once (this function makes and releases it on every call, and the release waits
+/// for the device).
 template <class ExecutionSpace, class Scalar, class MemorySpace, class XView, class YView>
 void csr_spmv(const ExecutionSpace& exec, const CsrDeviceMatrix<Scalar, MemorySpace>& a,
               const XView& x, const YView& y) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "first argument: execution space");
-  static_assert(XView::rank == 1 && YView::rank == 1, "x and y must be rank-1 Views");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
-                "the matrix must be accessible from the execution space");
-  if (static_cast<int>(x.extent(0)) != a.num_cols || static_cast<int>(y.extent(0)) != a.num_rows)
-    throw InvalidArgument("csr_spmv: x must have num_cols entries and y num_rows entries");
 #if KCLA_HAVE_CUDA
-  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
-                (std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value)) {
-    detail::CusparseCsr vendor(a.num_rows, a.num_cols, a.nnz(), a.row_offsets.data(),
-                               a.column_indices.data(), a.values.data(),
-                               std::is_same<Scalar, double>::value);
-    vendor.spmv(exec.cuda_stream(), x.data(), y.data(),
-                {detail::CusparseSpmvAlgorithm::alg_default, false});
-    return;
-  }
+  // One product: no preprocessing (it costs more than it saves once).
+  CsrSpmv<Scalar, MemorySpace> product(a, {detail::CusparseSpmvAlgorithm::alg_default, false});
+#else
+  CsrSpmv<Scalar, MemorySpace> product(a);
 #endif
-  using device_type = Kokkos::Device<ExecutionSpace, MemorySpace>;
-  using crs_type = KokkosSparse::CrsMatrix<Scalar, int, device_type, void, int>;
-  crs_type crs("kcla::csr_spmv", a.num_rows, a.num_cols, static_cast<int>(a.nnz()), a.values,
-               a.row_offsets, a.column_indices);
-  exec.fence();  // KokkosSparse 3.4 runs on the default instance: order it after `exec`
-  KokkosSparse::spmv("N", Scalar(1), crs, x, Scalar(0), y);
+  product(exec, x, y);
 }
 
 }  // namespace kcla
