@@ -35,7 +35,7 @@ namespace {
 using kcla::FormatError;
 using kcla::test::throws_with;
 
-const std::string example = std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/";
+const std::string example = kcla::test::fixture_dir() + "/mm-repair-example/";
 
 /// A file of `bytes` bytes that takes no space on disk: `head`, then zeros (no newline).
 std::string sparse_file(const kcla::test::TempDir& tmp, const std::string& name,

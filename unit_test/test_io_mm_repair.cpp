@@ -19,7 +19,7 @@ namespace {
 using kcla::FormatError;
 using kcla::test::throws_with;
 
-const std::string example = std::string(KCLA_TEST_FIXTURE_DIR) + "/mm-repair-example/";
+const std::string example = kcla::test::fixture_dir() + "/mm-repair-example/";
 
 template <class T>
 std::string bytes_of(const std::vector<T>& v) {

@@ -197,6 +197,16 @@ inline std::string data_file(const std::string& name) {
   return !dir.empty() && stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) ? path : "";
 }
 
+#ifdef KCLA_TEST_FIXTURE_DIR
+/// The folder of the small fixtures committed with the tests (unit_test/data):
+/// $KCLA_TEST_FIXTURE_DIR when set (a GPU bundle carries them next to the programs),
+/// else the source tree's folder compiled in.
+inline std::string fixture_dir() {
+  if (const char* env = std::getenv("KCLA_TEST_FIXTURE_DIR"); env && *env) return env;
+  return KCLA_TEST_FIXTURE_DIR;
+}
+#endif
+
 /// The whole content of a file, bytes as they are.
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

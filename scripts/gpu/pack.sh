@@ -64,6 +64,8 @@ done | sort -u | while read -r lib; do
   esac
 done
 for d in "${data[@]}"; do cp -L "$d" "$out/data/"; done
+# The tests' committed fixtures (unit_test/data); run.sh points KCLA_TEST_FIXTURE_DIR at them.
+cp -r "$root/unit_test/data" "$out/fixtures"
 # Programs and libraries travel xz-compressed (OpenBLAS alone is 35 MiB unpacked);
 # run.sh unpacks them on the GPU machine.
 tar -C "$out" -cf - bin lib | xz -T0 -6 > "$out/payload.tar.xz"

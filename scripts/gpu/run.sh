@@ -16,10 +16,12 @@ if [ -f "$bundle/payload.tar.xz" ]; then
   unpacked=$(mktemp -d)
   tar -C "$unpacked" -xJf "$bundle/payload.tar.xz"
   cp -r "$bundle/data" "$unpacked/" 2>/dev/null || true
+  cp -r "$bundle/fixtures" "$unpacked/" 2>/dev/null || true
   bundle=$unpacked
 fi
 export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"
 export KCLA_DATA_DIR="$bundle/data"
+export KCLA_TEST_FIXTURE_DIR="$bundle/fixtures"
 export CUDA_LAUNCH_BLOCKING=${CUDA_LAUNCH_BLOCKING:-0}
 summary="$outdir/summary.txt"
 bench_args=${KCLA_BENCH_ARGS:-}
