@@ -8,8 +8,10 @@
 //              waits for is held by a team that is already running: no deadlock, and the
 //              L launch gaps become L short hand-offs.
 // Values of B right-hand sides are stored vector-innermost: slot s, vector b at s*B + b.
+// This is the GPU form; execution spaces in host memory run grammar_sweep_host.hpp's.
 #pragma once
 
+#include <kcla/detail/grammar_sweep_host.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
 
@@ -48,8 +50,6 @@ using SweepCounter = unsigned long long;
 KOKKOS_FORCEINLINE_FUNCTION std::int64_t load_counter(const SweepCounter* p) {
   return static_cast<std::int64_t>(*static_cast<const volatile SweepCounter*>(p));
 }
-
-enum TicketKind : std::int32_t { fill_y = 0, nodes = 1, emits = 2, rows_team = 3, rows_serial = 4 };
 
 /// Everything a sweep kernel reads and writes, as raw pointers (one product).
 template <class Semiring, class Scalar>
@@ -344,6 +344,8 @@ constexpr std::int64_t kSerialRowSymbols = 48;
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                   std::int64_t value_bytes) {
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    prepare_host_plan<ExecutionSpace>(A, vectors, value_bytes);
   auto& plan = A.plan();
   const bool layered = A.schedule() == SweepSchedule::layered;
   const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
@@ -353,9 +355,12 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     return;
   plan.vectors = vectors;
   plan.graph.reset();  // a captured graph names the old workspace and ticket table
-  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words)
+  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words) {
     plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      advise_huge_pages(plan.workspace.data(), static_cast<std::size_t>(words) * 8);
+  }
 
   const std::int32_t depth = A.depth();
   const std::int64_t per_ticket =
@@ -484,6 +489,11 @@ struct GraphLauncher {
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Launcher>
 void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
                    const SweepArgs<Semiring, Scalar>& a, Launcher& launch) {
+  if constexpr (sweeps_on_host<ExecutionSpace>) {
+    launch_host_levels<Semiring>(A, a, launch);
+    launch_host_rows<Semiring, ExecutionSpace>(A, a, launch);
+    return;
+  }
   using T = typename Semiring::value_type;
   const bool layered = A.schedule() == SweepSchedule::layered;
   const std::int32_t depth = A.depth();
@@ -553,6 +563,27 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
 
   if (launch == SweepLaunch::fused) {
+    if constexpr (sweeps_on_host<ExecutionSpace>) {
+      HostFusedSweepFunctor<Semiring, SweepArgs<Semiring, Scalar>> f{
+          a,
+          plan.counters.data(),
+          plan.ticket_level.data(),
+          plan.ticket_kind.data(),
+          plan.ticket_begin.data(),
+          plan.ticket_end.data(),
+          plan.tickets_per_level_device.data(),
+          plan.level_first.data(),
+          plan.epoch,
+          plan.num_tickets};
+      Kokkos::parallel_for("kcla::grammar_sweep_fused",
+                           Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                               exec, 0, plan.num_tickets),
+                           f);
+      ++plan.epoch;
+      ImmediateLauncher<ExecutionSpace> launcher{exec};
+      launch_host_rows<Semiring, ExecutionSpace>(A, a, launcher);
+      return;
+    }
     FusedSweepFunctor<Semiring, Scalar, ExecutionSpace> f;
     f.a = a;
     f.counters = plan.counters.data();
