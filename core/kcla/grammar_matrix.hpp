@@ -32,8 +32,19 @@ struct GrammarMatrixOptions {
 
 namespace detail {
 
-/// What a ticket of the fused kernel does (SweepPlan::ticket_kind).
-enum TicketKind : std::int32_t { fill_y = 0, nodes = 1, emits = 2, rows_team = 3, rows_serial = 4 };
+/// What a ticket of the fused kernel does (SweepPlan::ticket_kind). The last four are the
+/// row phase of the host form (kernels/kcla/detail/grammar_sweep_host.hpp).
+enum TicketKind : std::int32_t {
+  fill_y = 0,
+  nodes = 1,
+  emits = 2,
+  rows_team = 3,
+  rows_serial = 4,
+  copies_fill = 5,
+  rows_by_occurrence = 6,
+  copies_reduce = 7,
+  rows_by_chunk = 8
+};
 
 /// Mutable per-matrix product state: value slots and the fused kernel's counters.
 template <class MemorySpace>

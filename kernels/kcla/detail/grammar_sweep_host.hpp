@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -72,6 +73,11 @@ KOKKOS_FORCEINLINE_FUNCTION void host_operand(const Args& a,
                                               const typename Semiring::value_type* read,
                                               std::int64_t b0, std::int64_t n) {
   using T = typename Semiring::value_type;
+  if (n == 1) {  // B = 1: no loop to set up
+    const T v = a.template value<false>(code, read, b0);
+    t[0] = Accumulate ? Semiring::combine(t[0], v) : v;
+    return;
+  }
   if (code >= 0) {
     const T* KOKKOS_RESTRICT s = read + static_cast<std::int64_t>(code) * a.vectors + b0;
     for (std::int64_t b = 0; b < n; ++b) t[b] = Accumulate ? Semiring::combine(t[b], s[b]) : s[b];
@@ -289,10 +295,14 @@ struct HostOccurrenceRowsFunctor {
       for (std::int64_t b0 = 0; b0 < a.vectors; b0 += kHostBlock) {
         const std::int64_t n = a.vectors - b0 < kHostBlock ? a.vectors - b0 : kHostBlock;
         host_operand<false, Semiring>(a, v, codes[i], a.slots, b0, n);
-        for (std::int64_t k = offsets[i]; k < offsets[i + 1]; ++k) {
-          T* KOKKOS_RESTRICT yr = y + static_cast<std::int64_t>(rows[k]) * a.vectors + b0;
-          for (std::int64_t b = 0; b < n; ++b) yr[b] = Semiring::combine(yr[b], v[b]);
-        }
+        if (n == 1)
+          for (std::int64_t k = offsets[i]; k < offsets[i + 1]; ++k)
+            y[rows[k]] = Semiring::combine(y[rows[k]], v[0]);
+        else
+          for (std::int64_t k = offsets[i]; k < offsets[i + 1]; ++k) {
+            T* KOKKOS_RESTRICT yr = y + static_cast<std::int64_t>(rows[k]) * a.vectors + b0;
+            for (std::int64_t b = 0; b < n; ++b) yr[b] = Semiring::combine(yr[b], v[b]);
+          }
       }
     token.release(id);
   }
@@ -323,15 +333,15 @@ inline std::int64_t host_chunk(std::int64_t vectors) {
   return vectors < kHostUnitValues ? kHostUnitValues / vectors : 1;
 }
 
-/// Largest y (rows x B values) for which the full array's row phase runs by occurrence:
-/// every thread combines into its own copy of y, which must stay in its cache.
+/// Largest y (rows x B values of 8 bytes, the widest value type, so that the choice and
+/// the ticket table hold for every semiring) for which the full array's row phase runs by
+/// occurrence: every thread combines into its own copy of y, which must stay in its cache.
 constexpr std::int64_t kHostRowCopyBytes = std::int64_t(1) << 20;
 
 template <class Scalar, class MemorySpace>
-bool host_rows_by_occurrence(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
-                             std::int64_t value_bytes) {
+bool host_rows_by_occurrence(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors) {
   return A.schedule() == SweepSchedule::full_array &&
-         A.num_rows() * vectors * value_bytes <= kHostRowCopyBytes;
+         A.num_rows() * vectors * 8 <= kHostRowCopyBytes;
 }
 
 /// Builds what the row phase by occurrence needs: C's codes grouped by code (once per
@@ -339,7 +349,7 @@ bool host_rows_by_occurrence(const GrammarMatrix<Scalar, MemorySpace>& A, std::i
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void prepare_host_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                        std::int64_t value_bytes) {
-  if (!host_rows_by_occurrence(A, vectors, value_bytes)) return;
+  if (!host_rows_by_occurrence(A, vectors)) return;
   auto& plan = A.plan();
   const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
   if (static_cast<std::int64_t>(plan.occurrence_rows.extent(0)) != symbols) {
@@ -423,34 +433,84 @@ void launch_host_levels(const GrammarMatrix<Scalar, MemorySpace>& A, const Args&
   }
 }
 
+/// The row phase's functors (by occurrence, by row, the reduction of y's copies).
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Args>
+auto host_occurrence_rows(const GrammarMatrix<Scalar, MemorySpace>& A, const Args& a) {
+  using T = typename Semiring::value_type;
+  using Token = Kokkos::Experimental::UniqueToken<ExecutionSpace>;
+  const auto& plan = A.plan();
+  return HostOccurrenceRowsFunctor<Semiring, Args, Token>{
+      a,
+      Token(),
+      plan.occurrence_codes.data(),
+      plan.occurrence_offsets.data(),
+      plan.occurrence_rows.data(),
+      plan.occurrence_units.data(),
+      reinterpret_cast<T*>(plan.row_copies.data())};
+}
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Args>
+HostReduceCopiesFunctor<Semiring> host_reduce_copies(const GrammarMatrix<Scalar, MemorySpace>& A,
+                                                     const Args& a) {
+  using T = typename Semiring::value_type;
+  return {a.y, reinterpret_cast<const T*>(A.plan().row_copies.data()), A.num_rows() * a.vectors,
+          Kokkos::Experimental::UniqueToken<ExecutionSpace>().size()};
+}
+template <class Semiring, class Scalar, class MemorySpace, class Args>
+HostRowsFunctor<Semiring, Args> host_rows_by_row(const GrammarMatrix<Scalar, MemorySpace>& A,
+                                                 const Args& a) {
+  return {a, A.plan().chunk_first_row.data(), A.plan().chunk_symbols,
+          static_cast<std::int64_t>(A.row_symbols.extent(0))};
+}
+
 /// Row phase of the full array in host form (the layered schedule has none): by
 /// occurrence where y's copies fit, else by row.
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Args,
           class Launcher>
 void launch_host_rows(const GrammarMatrix<Scalar, MemorySpace>& A, const Args& a,
                       Launcher& launch) {
-  using T = typename Semiring::value_type;
   if (A.schedule() == SweepSchedule::layered) return;
-  const auto& plan = A.plan();
   const std::int64_t size = A.num_rows() * a.vectors;
-  if (host_rows_by_occurrence(A, a.vectors, sizeof(T))) {
-    using Token = Kokkos::Experimental::UniqueToken<ExecutionSpace>;
-    const Token token;
-    T* copies = reinterpret_cast<T*>(plan.row_copies.data());
-    launch.range("kcla::grammar_fill", token.size() * size, HostFillFunctor<Semiring>{copies});
+  if (host_rows_by_occurrence(A, a.vectors)) {
+    const auto rows = host_occurrence_rows<Semiring, ExecutionSpace>(A, a);
+    launch.range("kcla::grammar_fill", rows.token.size() * size,
+                 HostFillFunctor<Semiring>{rows.copies});
     launch.range("kcla::grammar_rows",
-                 static_cast<std::int64_t>(plan.occurrence_units.extent(0)) - 1,
-                 HostOccurrenceRowsFunctor<Semiring, Args, Token>{
-                     a, token, plan.occurrence_codes.data(), plan.occurrence_offsets.data(),
-                     plan.occurrence_rows.data(), plan.occurrence_units.data(), copies});
+                 static_cast<std::int64_t>(A.plan().occurrence_units.extent(0)) - 1, rows);
     launch.range("kcla::grammar_rows_reduce", size,
-                 HostReduceCopiesFunctor<Semiring>{a.y, copies, size, token.size()});
+                 host_reduce_copies<Semiring, ExecutionSpace>(A, a));
   } else {
     launch.range("kcla::grammar_fill", size, HostFillFunctor<Semiring>{a.y});
-    launch.range(
-        "kcla::grammar_rows", static_cast<std::int64_t>(plan.chunk_first_row.extent(0)),
-        HostRowsFunctor<Semiring, Args>{a, plan.chunk_first_row.data(), plan.chunk_symbols,
-                                        static_cast<std::int64_t>(A.row_symbols.extent(0))});
+    launch.range("kcla::grammar_rows",
+                 static_cast<std::int64_t>(A.plan().chunk_first_row.extent(0)),
+                 host_rows_by_row<Semiring>(A, a));
+  }
+}
+
+/// The fused kernel's tickets for the full array's row phase in host form: y (or its
+/// copies) filled at level 0 (`fill`, added before the levels' tickets: tickets are taken
+/// in level order), else the row phase's units at level depth + 1 and the reduction of the
+/// copies at depth + 2. `add(level, kind, begin, end, chunk)` adds tickets.
+template <class ExecutionSpace, class Scalar, class MemorySpace, class Add>
+void add_host_row_tickets(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                          bool fill, Add&& add) {
+  const std::int32_t depth = A.depth();
+  const std::int64_t size = A.num_rows() * vectors;
+  const auto& plan = A.plan();
+  if (host_rows_by_occurrence(A, vectors)) {
+    const std::int64_t copies = Kokkos::Experimental::UniqueToken<ExecutionSpace>().size();
+    if (fill) {
+      add(0, TicketKind::copies_fill, 0, copies * size, kHostUnitValues);
+    } else {
+      add(depth + 1, TicketKind::rows_by_occurrence, 0,
+          static_cast<std::int64_t>(plan.occurrence_units.extent(0)) - 1, 1);
+      add(depth + 2, TicketKind::copies_reduce, 0, size, kHostUnitValues);
+    }
+  } else if (fill) {
+    add(0, TicketKind::fill_y, 0, size, kHostUnitValues);
+  } else {
+    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
+    add(depth + 1, TicketKind::rows_by_chunk, 0,
+        (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols, 1);
   }
 }
 
@@ -459,8 +519,7 @@ void launch_host_rows(const GrammarMatrix<Scalar, MemorySpace>& A, const Args& a
 /// The ticket table of the fused kernel run by host threads: each call takes the next
 /// ticket, waits until the level below is complete and runs the ticket's items in host
 /// form. Tickets are taken in level order by running threads, so a wait always ends.
-/// Row tickets are skipped: the row phase follows in its own launches (launch_host_rows).
-template <class Semiring, class Args>
+template <class Semiring, class Args, class Token>
 struct HostFusedSweepFunctor {
   Args a;
   unsigned long long* counters;  // [0] ticket dispenser, [1 + level] tickets finished
@@ -471,6 +530,10 @@ struct HostFusedSweepFunctor {
   const std::int64_t* tickets_per_level;
   const std::int64_t* level_first;
   std::int64_t epoch, num_tickets;
+  // The full array's row phase (add_host_row_tickets).
+  HostOccurrenceRowsFunctor<Semiring, Args, Token> occurrence_rows;
+  HostReduceCopiesFunctor<Semiring> reduce_copies;
+  HostRowsFunctor<Semiring, Args> row_chunks;
 
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t) const {
     const std::int64_t ticket =
@@ -481,16 +544,40 @@ struct HostFusedSweepFunctor {
     if (level > 0 && tickets_per_level[level - 1] > 0) {
       const auto target =
           static_cast<unsigned long long>((epoch + 1) * tickets_per_level[level - 1]);
-      while (*static_cast<const volatile unsigned long long*>(&counters[level]) < target) {
+      for (int spins = 0;
+           *static_cast<const volatile unsigned long long*>(&counters[level]) < target; ++spins) {
+#if !defined(__CUDA_ARCH__)
+        // More threads than cores: the ticket waited for may belong to a thread that is
+        // not running; spinning on would keep it off the core.
+        if (spins >= 1024) std::this_thread::yield();
+#endif
       }
       Kokkos::memory_fence();
     }
-    if (kind == TicketKind::fill_y) {
-      for (std::int64_t i = begin; i < end; ++i) a.y[i] = Semiring::zero();
-    } else if (kind == TicketKind::nodes) {
-      host_nodes<Semiring>(a, level, level_first[level], begin, end);
-    } else if (kind == TicketKind::emits) {
-      host_emits<Semiring>(a, level - 1, begin, end);
+    switch (kind) {
+      case TicketKind::fill_y:
+        for (std::int64_t i = begin; i < end; ++i) a.y[i] = Semiring::zero();
+        break;
+      case TicketKind::copies_fill:
+        for (std::int64_t i = begin; i < end; ++i) occurrence_rows.copies[i] = Semiring::zero();
+        break;
+      case TicketKind::nodes:
+        host_nodes<Semiring>(a, level, level_first[level], begin, end);
+        break;
+      case TicketKind::emits:
+        host_emits<Semiring>(a, level - 1, begin, end);
+        break;
+      case TicketKind::rows_by_occurrence:
+        for (std::int64_t u = begin; u < end; ++u) occurrence_rows(u);
+        break;
+      case TicketKind::copies_reduce:
+        for (std::int64_t i = begin; i < end; ++i) reduce_copies(i);
+        break;
+      case TicketKind::rows_by_chunk:
+        for (std::int64_t u = begin; u < end; ++u) row_chunks(u);
+        break;
+      default:
+        break;
     }
     Kokkos::memory_fence();
     Kokkos::atomic_fetch_add(&counters[1 + level], 1ull);
