@@ -79,7 +79,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang clang-format libclang-rt-14-dev
   python3 python3-numpy python3-matplotlib
-  scrm
+  scrm plink2
 )
 if [ "$use_apt" -eq 1 ]; then
   missing=()

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "grammar_fixtures.hpp"
 #include "sweep_configs.hpp"
 #include "test_support.hpp"
@@ -97,10 +99,11 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
   }
 }
 
-void check_matrix(const kcla::CsrMatrix<double>& a, std::uint64_t salt) {
+void check_matrix(const kcla::CsrMatrix<double>& a, std::uint64_t salt,
+                  std::initializer_list<std::int64_t> batches = {1, 3, 64}) {
   auto gen = kcla::test::rng(salt);
   const auto g = kcla::compress(a);
-  for (std::int64_t B : {1, 3, 64}) {
+  for (std::int64_t B : batches) {
     check_semiring<kcla::PlusTimes<double>, double>(g, a, B, 1e-12, gen);
     check_semiring<kcla::PlusTimes<float>, float>(g, a, B, 1e-5, gen);
     check_semiring<kcla::Boolean, float>(g, a, B, 0, gen);
@@ -143,6 +146,15 @@ TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
   // Rows longer than a row-phase chunk (16384 symbols on the host, 2048 / B on a GPU): a
   // row's chunks meet through the semiring's atomic combine.
   check_matrix(kcla::test::random_csr(gen, 3, 120000, 0.3, 0), 9);
+}
+
+TEST(GrammarMultiply, ManyShortRowsAndWideBatches) {
+  // Rows x B x 8 bytes over 1 MiB at B = 70: on the host, the full array's row phase then
+  // reduces row by row (chunks of C) instead of by occurrence into per-thread copies of y;
+  // B = 70 also runs the host kernels' 64-value blocks twice.
+  auto gen = kcla::test::rng();
+  check_matrix(kcla::test::random_csr(gen, 2000, 40, 0.5, 2), 10, {3, 70});
+  check_matrix(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 11, {70});
 }
 
 TEST(GrammarMultiply, MatchesVendorCsrProduct) {

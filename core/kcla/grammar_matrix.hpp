@@ -32,6 +32,20 @@ struct GrammarMatrixOptions {
 
 namespace detail {
 
+/// What a ticket of the fused kernel does (SweepPlan::ticket_kind). The last four are the
+/// row phase of the host form (kernels/kcla/detail/grammar_sweep_host.hpp).
+enum TicketKind : std::int32_t {
+  fill_y = 0,
+  nodes = 1,
+  emits = 2,
+  rows_team = 3,
+  rows_serial = 4,
+  copies_fill = 5,
+  rows_by_occurrence = 6,
+  copies_reduce = 7,
+  rows_by_chunk = 8
+};
+
 /// Mutable per-matrix product state: value slots and the fused kernel's counters.
 template <class MemorySpace>
 struct SweepPlan {
@@ -48,6 +62,13 @@ struct SweepPlan {
   // Row phase of per-level launches: C split into chunks of chunk_symbols symbols.
   std::int64_t chunk_symbols = 0;
   Kokkos::View<std::int64_t*, MemorySpace> chunk_first_row;
+  // Host row phase by occurrence (kernels/kcla/detail/grammar_sweep_host.hpp): C's codes
+  // grouped by code with the rows they occur in, units of work for occurrence_unit_vectors
+  // vectors, and one copy of y per thread.
+  Kokkos::View<std::int32_t*, MemorySpace> occurrence_codes, occurrence_rows;
+  Kokkos::View<std::int64_t*, MemorySpace> occurrence_offsets, occurrence_units;
+  std::int64_t occurrence_unit_vectors = 0;
+  Kokkos::View<std::uint64_t*, MemorySpace> row_copies;
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
   // SweepLaunch::graph: the captured launch sequence and what it was captured for.
@@ -113,11 +134,13 @@ class GrammarMatrix {
   std::int64_t plan_bytes() const {
     if (!plan_) return 0;
     const auto& p = *plan_;
-    return static_cast<std::int64_t>(p.workspace.span() * 8 + p.counters.span() * 8 +
-                                     p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 +
-                                     p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
-                                     p.tickets_per_level_device.span() * 8 +
-                                     p.level_first.span() * 8 + p.chunk_first_row.span() * 8);
+    return static_cast<std::int64_t>(
+        p.workspace.span() * 8 + p.counters.span() * 8 + p.ticket_level.span() * 4 +
+        p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
+        p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8 +
+        p.chunk_first_row.span() * 8 + p.occurrence_codes.span() * 4 +
+        p.occurrence_rows.span() * 4 + p.occurrence_offsets.span() * 8 +
+        p.occurrence_units.span() * 8 + p.row_copies.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 

@@ -58,8 +58,8 @@ FullArraySchedule build_full_array_schedule(const Grammar& g);
 /// Layered schedule (the seed's): pass-through completion makes the grammar properly
 /// layered (every rule child one level below its parent), so the sweep needs only two
 /// frontier buffers of max_width slots. A root of C is emitted into y when its level is
-/// computed: emit list k holds (frontier position at level k, row); emit list 0 holds the
-/// terminals that stand directly in C (position = terminal id).
+/// computed: emit list k holds (frontier position at level k, row) in row order; emit
+/// list 0 holds the terminals that stand directly in C (position = terminal id).
 struct LayeredSchedule {
   std::int64_t num_rows = 0;
   std::int64_t num_cols = 0;

@@ -2,7 +2,8 @@
 //   value_type                 what x, y and the sweep's slots hold
 //   zero()                     identity of combine (a row with no entries gets it)
 //   leaf(coefficient, x_j)     one matrix entry applied to one input value
-//   combine(a, b)              the sum; only associativity is needed (RePair keeps order)
+//   combine(a, b)              the sum: associative and commutative (the sweeps combine a
+//                              row's partial results in whatever order threads finish)
 //   atomic_combine(&y, v)      combine into shared memory from many threads
 //   coefficient(c)             a stored matrix value as the policy sees it
 // The same sweep serves every policy.

@@ -172,6 +172,8 @@ void LayeredSchedule::validate() const {
       const auto width = k == 0 ? num_terminals : level_offsets[k] - level_offsets[k - 1];
       if (emit_positions[e] < 0 || emit_positions[e] >= width) fail("emit position out of range");
       if (emit_rows[e] < 0 || emit_rows[e] >= num_rows) fail("emit row out of range");
+      if (e > emit_offsets[k] && emit_rows[e] < emit_rows[e - 1])
+        fail("emit list not in row order");
     }
 }
 

@@ -8,8 +8,10 @@
 //              waits for is held by a team that is already running: no deadlock, and the
 //              L launch gaps become L short hand-offs.
 // Values of B right-hand sides are stored vector-innermost: slot s, vector b at s*B + b.
+// This is the GPU form; execution spaces in host memory run grammar_sweep_host.hpp's.
 #pragma once
 
+#include <kcla/detail/grammar_sweep_host.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
 
@@ -48,8 +50,6 @@ using SweepCounter = unsigned long long;
 KOKKOS_FORCEINLINE_FUNCTION std::int64_t load_counter(const SweepCounter* p) {
   return static_cast<std::int64_t>(*static_cast<const volatile SweepCounter*>(p));
 }
-
-enum TicketKind : std::int32_t { fill_y = 0, nodes = 1, emits = 2, rows_team = 3, rows_serial = 4 };
 
 /// Everything a sweep kernel reads and writes, as raw pointers (one product).
 template <class Semiring, class Scalar>
@@ -344,6 +344,8 @@ constexpr std::int64_t kSerialRowSymbols = 48;
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                   std::int64_t value_bytes) {
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    prepare_host_plan<ExecutionSpace>(A, vectors, value_bytes);
   auto& plan = A.plan();
   const bool layered = A.schedule() == SweepSchedule::layered;
   const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
@@ -353,16 +355,25 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     return;
   plan.vectors = vectors;
   plan.graph.reset();  // a captured graph names the old workspace and ticket table
-  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words)
+  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words) {
     plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      advise_huge_pages(plan.workspace.data(), static_cast<std::size_t>(words) * 8);
+  }
 
   const std::int32_t depth = A.depth();
   const std::int64_t per_ticket =
       std::max<std::int64_t>(1, items_per_ticket<ExecutionSpace>() / vectors);
+  // Chunks of C for the row phase of per-level launches: ~8 items per thread on a GPU.
+  const std::int64_t chunk_items =
+      sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
+  plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
   std::vector<std::int32_t> level, kind;
   std::vector<std::int64_t> begin, end;
-  plan.tickets_per_level.assign(static_cast<std::size_t>(depth) + 2, 0);
+  // Levels 0 .. depth + 1; the host form's row phase may end with a level depth + 2.
+  plan.tickets_per_level.assign(
+      static_cast<std::size_t>(depth) + (sweeps_on_host<ExecutionSpace> ? 3 : 2), 0);
   auto add = [&](std::int32_t l, std::int32_t k, std::int64_t b, std::int64_t e,
                  std::int64_t chunk) {
     for (std::int64_t s = b; s < e; s += chunk) {
@@ -375,12 +386,16 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   };
   const std::int64_t rows = A.num_rows();
   if (layered) add(0, fill_y, 0, rows * vectors, items_per_ticket<ExecutionSpace>());
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    if (!layered) add_host_row_tickets<ExecutionSpace>(A, vectors, true, add);
   for (std::int32_t k = 1; k <= depth; ++k) {
     add(k, nodes, A.level_offsets[k - 1], A.level_offsets[k], per_ticket);
     if (layered) add(k, emits, A.emit_offsets[k - 1], A.emit_offsets[k], per_ticket);
   }
   if (layered) {
     add(depth + 1, emits, A.emit_offsets[depth], A.emit_offsets[depth + 1], per_ticket);
+  } else if constexpr (sweeps_on_host<ExecutionSpace>) {
+    add_host_row_tickets<ExecutionSpace>(A, vectors, false, add);
   } else {
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
     if (symbols <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1))
@@ -389,10 +404,6 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       add(depth + 1, rows_team, 0, rows, 1);
   }
   plan.num_tickets = static_cast<std::int64_t>(level.size());
-  // Chunks of C for the row phase of per-level launches: ~8 items per thread on a GPU.
-  const std::int64_t chunk_items =
-      sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
-  plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
   std::vector<std::int64_t> chunk_first_row;
   if (!layered) {
     const auto& offsets = A.row_offsets_host;
@@ -419,7 +430,8 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   for (std::int32_t k = 1; k <= depth; ++k) level_first[k] = A.level_offsets[k - 1];
   upload(plan.level_first, level_first, "kcla::grammar::level_first");
   upload(plan.chunk_first_row, chunk_first_row, "kcla::grammar::chunk_first_row");
-  plan.counters = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::counters", depth + 3);
+  plan.counters = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::counters",
+                                                           plan.tickets_per_level.size() + 1);
   plan.epoch = 0;
 }
 
@@ -484,6 +496,11 @@ struct GraphLauncher {
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Launcher>
 void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
                    const SweepArgs<Semiring, Scalar>& a, Launcher& launch) {
+  if constexpr (sweeps_on_host<ExecutionSpace>) {
+    launch_host_levels<Semiring>(A, a, launch);
+    launch_host_rows<Semiring, ExecutionSpace>(A, a, launch);
+    return;
+  }
   using T = typename Semiring::value_type;
   const bool layered = A.schedule() == SweepSchedule::layered;
   const std::int32_t depth = A.depth();
@@ -553,6 +570,29 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
 
   if (launch == SweepLaunch::fused) {
+    if constexpr (sweeps_on_host<ExecutionSpace>) {
+      HostFusedSweepFunctor<Semiring, SweepArgs<Semiring, Scalar>,
+                            Kokkos::Experimental::UniqueToken<ExecutionSpace>>
+          f{a,
+            plan.counters.data(),
+            plan.ticket_level.data(),
+            plan.ticket_kind.data(),
+            plan.ticket_begin.data(),
+            plan.ticket_end.data(),
+            plan.tickets_per_level_device.data(),
+            plan.level_first.data(),
+            plan.epoch,
+            plan.num_tickets,
+            host_occurrence_rows<Semiring, ExecutionSpace>(A, a),
+            host_reduce_copies<Semiring, ExecutionSpace>(A, a),
+            host_rows_by_row<Semiring>(A, a)};
+      Kokkos::parallel_for("kcla::grammar_sweep_fused",
+                           Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+                               exec, 0, plan.num_tickets),
+                           f);
+      ++plan.epoch;
+      return;
+    }
     FusedSweepFunctor<Semiring, Scalar, ExecutionSpace> f;
     f.a = a;
     f.counters = plan.counters.data();
