@@ -290,8 +290,7 @@ namespace {
 TEST(PaperExample, MmRepairGrammarLayersAndMultiplies) {
   // The public tool's grammar differs from (2.3): depth 5, three level-skipping
   // nonterminal edges; completion must still make it properly layered.
-  const auto g =
-      kcla::read_mm_repair(kcla::test::fixture_dir() + "/mm-repair-example/M.csv", 7);
+  const auto g = kcla::read_mm_repair(kcla::test::fixture_dir() + "/mm-repair-example/M.csv", 7);
   EXPECT_EQ(kcla::compute_levels(g).depth, 5);
   const auto layered = kcla::build_layered_schedule(g);
   ASSERT_NO_THROW(layered.validate());
