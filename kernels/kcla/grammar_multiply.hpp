@@ -12,6 +12,7 @@
 #pragma once
 
 #include <kcla/detail/grammar_sweep.hpp>
+#include <kcla/detail/product_operands.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/semiring.hpp>
@@ -30,38 +31,14 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
   using value_type = typename YView::non_const_value_type;
   using semiring =
       std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "kcla::multiply: the first argument must be an execution space instance");
-  static_assert(Kokkos::is_view<XView>::value && Kokkos::is_view<YView>::value,
-                "kcla::multiply: x and y must be Kokkos Views");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
-                "kcla::multiply: the matrix is not accessible from this execution space");
-  static_assert(
-      Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
-      "kcla::multiply: x or y is not accessible from this execution space");
+  detail::check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
   static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
                 "kcla::multiply: x and y must hold the same value type");
   static_assert(std::is_same<typename semiring::value_type, value_type>::value,
                 "kcla::multiply: x and y must hold the semiring's value_type");
-  static_assert(
-      int(XView::rank) == int(YView::rank) && (int(XView::rank) == 1 || int(XView::rank) == 2),
-      "kcla::multiply: x and y must both be rank 1 or both rank 2");
-  static_assert(int(XView::rank) == 1 ||
-                    (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value &&
-                     std::is_same<typename YView::array_layout, Kokkos::LayoutRight>::value),
-                "kcla::multiply: rank-2 X and Y must be LayoutRight (vectors innermost)");
-  const std::int64_t vectors = int(XView::rank) == 2 ? static_cast<std::int64_t>(x.extent(1)) : 1;
-  if (static_cast<std::int64_t>(x.extent(0)) != A.num_cols())
-    throw InvalidArgument("kcla::multiply: x has " + std::to_string(x.extent(0)) +
-                          " rows, the matrix " + std::to_string(A.num_cols()) + " columns");
-  if (static_cast<std::int64_t>(y.extent(0)) != A.num_rows())
-    throw InvalidArgument("kcla::multiply: y has " + std::to_string(y.extent(0)) +
-                          " rows, the matrix " + std::to_string(A.num_rows()));
-  if (int(XView::rank) == 2 && static_cast<std::int64_t>(y.extent(1)) != vectors)
-    throw InvalidArgument("kcla::multiply: X and Y differ in their number of vectors");
-  if (!x.span_is_contiguous() || !y.span_is_contiguous())
-    throw InvalidArgument("kcla::multiply: x and y must be contiguous");
+  const std::int64_t vectors = detail::check_product_extents(
+      x, y, A.num_rows(), A.num_cols(), "matrix " + std::to_string(A.num_rows()),
+      "matrix " + std::to_string(A.num_cols()) + " columns");
   if (vectors == 0) return;
   detail::sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
 }

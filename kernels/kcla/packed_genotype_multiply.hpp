@@ -12,6 +12,7 @@
 #pragma once
 
 #include <kcla/detail/packed_genotype_kernels.hpp>
+#include <kcla/detail/product_operands.hpp>
 #include <kcla/error.hpp>
 #include <kcla/packed_genotypes.hpp>
 
@@ -372,39 +373,14 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
 template <class ExecutionSpace, class Scalar, class MemorySpace, class XView, class YView>
 void multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
               const XView& x, const YView& y, const PackedMultiplyOptions& options = {}) {
-  static_assert(Kokkos::is_execution_space<ExecutionSpace>::value,
-                "kcla::multiply: the first argument must be an execution space instance");
-  static_assert(Kokkos::is_view<XView>::value && Kokkos::is_view<YView>::value,
-                "kcla::multiply: x and y must be Kokkos Views");
-  static_assert(Kokkos::SpaceAccessibility<ExecutionSpace, MemorySpace>::accessible,
-                "kcla::multiply: the matrix is not accessible from this execution space");
-  static_assert(
-      Kokkos::SpaceAccessibility<ExecutionSpace, typename XView::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecutionSpace, typename YView::memory_space>::accessible,
-      "kcla::multiply: x or y is not accessible from this execution space");
+  detail::check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
   static_assert(std::is_same<typename XView::non_const_value_type, Scalar>::value &&
                     std::is_same<typename YView::value_type, Scalar>::value,
                 "kcla::multiply: x and y must hold the matrix's Scalar (y non-const)");
-  static_assert(
-      int(XView::rank) == int(YView::rank) && (int(XView::rank) == 1 || int(XView::rank) == 2),
-      "kcla::multiply: x and y must both be rank 1 or both rank 2");
-  static_assert(int(XView::rank) == 1 ||
-                    (std::is_same<typename XView::array_layout, Kokkos::LayoutRight>::value &&
-                     std::is_same<typename YView::array_layout, Kokkos::LayoutRight>::value),
-                "kcla::multiply: rank-2 X and Y must be LayoutRight (vectors innermost)");
-  const std::int64_t vectors = int(XView::rank) == 2 ? static_cast<std::int64_t>(x.extent(1)) : 1;
-  if (static_cast<std::int64_t>(x.extent(0)) != G.num_variants())
-    throw InvalidArgument("kcla::multiply: x has " + std::to_string(x.extent(0)) +
-                          " rows, the packed genotypes " + std::to_string(G.num_variants()) +
-                          " variants");
-  if (static_cast<std::int64_t>(y.extent(0)) != G.num_samples())
-    throw InvalidArgument("kcla::multiply: y has " + std::to_string(y.extent(0)) +
-                          " rows, the packed genotypes " + std::to_string(G.num_samples()) +
-                          " samples");
-  if (int(XView::rank) == 2 && static_cast<std::int64_t>(y.extent(1)) != vectors)
-    throw InvalidArgument("kcla::multiply: X and Y differ in their number of vectors");
-  if (!x.span_is_contiguous() || !y.span_is_contiguous())
-    throw InvalidArgument("kcla::multiply: x and y must be contiguous");
+  const std::int64_t vectors = detail::check_product_extents(
+      x, y, G.num_samples(), G.num_variants(),
+      "packed genotypes " + std::to_string(G.num_samples()) + " samples",
+      "packed genotypes " + std::to_string(G.num_variants()) + " variants");
   detail::packed_multiply(exec, G, x.data(), y.data(), vectors, options);
 }
 
