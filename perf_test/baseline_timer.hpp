@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -26,14 +25,6 @@ struct Timing {
   double joules_per_product = -1;  // idle draw subtracted; -1 when not measured
   double watts_above_idle = 0;
 };
-
-inline void device_memory(std::size_t& free_bytes, std::size_t& total_bytes) {
-#if KCLA_HAVE_CUDA
-  cudaMemGetInfo(&free_bytes, &total_bytes);
-#else
-  free_bytes = total_bytes = 0;
-#endif
-}
 
 class Timer {
  public:

@@ -42,10 +42,6 @@ CublasDense::~CublasDense() {
   if (impl_->handle) cublasDestroy(impl_->handle);
 }
 
-bool CublasDense::column_major() const {
-  return impl_->column_major;
-}
-
 // Row-major A (rows x cols) is column-major Aᵀ (cols x rows, leading dimension cols).
 void CublasDense::gemv(void* stream, const float* x, float* y) {
   auto& s = *impl_;

@@ -207,13 +207,6 @@ CusparseCsr::~CusparseCsr() {
   if (impl_->handle) cusparseDestroy(impl_->handle);
 }
 
-std::size_t CusparseCsr::workspace_bytes() const {
-  std::size_t b = 0;
-  for (const auto& [key, s] : impl_->spmv) b += s.workspace.bytes;
-  for (const auto& [key, s] : impl_->spmm) b += s.workspace.bytes;
-  return b;
-}
-
 std::size_t CusparseCsr::max_variant_workspace_bytes() const {
   std::size_t b = 0;
   for (const auto& [key, s] : impl_->spmv) b = std::max(b, s.workspace.bytes);

@@ -100,12 +100,6 @@ class CsrBaselines {
   std::int64_t dense_bytes() const {
     return static_cast<std::int64_t>(csr_.num_rows) * csr_.num_cols * 4;
   }
-  bool has_dense() const {
-    return dense_values_.data() != nullptr;
-  }
-  bool has_packed() const {
-    return packed_ != nullptr;
-  }
   std::int64_t packed_bytes() const {
     return packed_ ? static_cast<std::int64_t>(packed_->device_bytes()) : 0;
   }

@@ -24,7 +24,6 @@ class CublasDense {
   /// `values`: device pointer to rows * cols floats in the given order; not owned.
   CublasDense(std::int64_t num_rows, std::int64_t num_cols, const float* values,
               bool column_major = false);
-  bool column_major() const;
   ~CublasDense();
   CublasDense(const CublasDense&) = delete;
   CublasDense& operator=(const CublasDense&) = delete;

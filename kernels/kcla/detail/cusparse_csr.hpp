@@ -64,8 +64,6 @@ class CusparseCsr {
   /// Y = A X for `num_vectors` vectors in the variant's layout.
   void spmm(void* stream, int num_vectors, const void* x, void* y,
             const CusparseSpmmVariant& variant = {});
-  /// Device bytes of the workspaces cuSPARSE asked for so far (all variants).
-  std::size_t workspace_bytes() const;
   /// Device bytes of the largest workspace of one variant (what one user would hold).
   std::size_t max_variant_workspace_bytes() const;
 
