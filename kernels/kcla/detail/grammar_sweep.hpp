@@ -340,6 +340,15 @@ constexpr std::int64_t items_per_ticket() {
 /// Average symbols per row below which a row is reduced by one thread, not a team.
 constexpr std::int64_t kSerialRowSymbols = 48;
 
+/// 8-byte words of value slots a product with `vectors` vectors of `value_bytes` needs.
+template <class Scalar, class MemorySpace>
+std::int64_t workspace_words(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                             std::int64_t value_bytes) {
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
+  return (slots * vectors * value_bytes + 7) / 8;
+}
+
 /// (Re)builds the fused kernel's ticket table and workspace for `vectors` vectors.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
@@ -348,8 +357,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     prepare_host_plan<ExecutionSpace>(A, vectors, value_bytes);
   auto& plan = A.plan();
   const bool layered = A.schedule() == SweepSchedule::layered;
-  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
-  const std::int64_t words = (slots * vectors * value_bytes + 7) / 8;
+  const std::int64_t words = workspace_words(A, vectors, value_bytes);
   if (plan.vectors == vectors && static_cast<std::int64_t>(plan.workspace.extent(0)) >= words &&
       plan.num_tickets > 0)
     return;

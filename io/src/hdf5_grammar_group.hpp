@@ -1,0 +1,18 @@
+// One grammar's datasets inside an HDF5 group: shared by the single-grammar file and the
+// block-grammar file (one group per block). Private to io/src.
+#pragma once
+
+#include <kcla/detail/hdf5_handle.hpp>
+#include <kcla/grammar.hpp>
+
+#include <string>
+
+namespace kcla::detail {
+
+/// Writes shape attributes and the seven arrays of `g` into `group`.
+void write_grammar_group(const Hdf5File& file, hid_t group, const Grammar& g);
+/// Reads and validates what write_grammar_group wrote; `what` prefixes messages
+/// ("block 3: "), empty for a plain grammar file.
+Grammar read_grammar_group(const Hdf5File& file, hid_t group, const std::string& what);
+
+}  // namespace kcla::detail

@@ -1,0 +1,109 @@
+// y = A x and Y = A X for a block grammar matrix, in any semiring: every held block's
+// sweep, one after another on `exec`, each combined into y at its rows.
+//
+//   kcla::BlockGrammarMatrix<float> A(kcla::read_block_grammar_hdf5("panel.h5"));
+//   kcla::multiply(exec, A, x, y);
+//
+// Operands as for kcla::multiply with a GrammarMatrix (x: num_cols [x B], y: num_rows
+// [x B], LayoutRight). A matrix holding only some blocks (a rank's share) gives the sum
+// over those blocks: kcla::DistributedGrammarMatrix adds up the ranks' results.
+#pragma once
+
+#include <kcla/block_grammar_matrix.hpp>
+#include <kcla/detail/grammar_sweep.hpp>
+#include <kcla/detail/product_operands.hpp>
+#include <kcla/semiring.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+
+namespace kcla {
+
+namespace detail {
+
+template <class T, class MemorySpace>
+T* grow_buffer(Kokkos::View<std::uint64_t*, MemorySpace>& buffer, std::int64_t elements,
+               const char* label) {
+  const std::int64_t words = (elements * static_cast<std::int64_t>(sizeof(T)) + 7) / 8;
+  if (static_cast<std::int64_t>(buffer.extent(0)) < words)
+    buffer = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), words);
+  return reinterpret_cast<T*>(buffer.data());
+}
+
+/// The product over the held blocks on raw vector-innermost arrays (x: num_cols x B, y:
+/// num_rows x B).
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
+void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, MemorySpace>& A,
+                 const typename Semiring::value_type* x, typename Semiring::value_type* y,
+                 std::int64_t vectors, SweepLaunch launch) {
+  using T = typename Semiring::value_type;
+  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  auto& buffers = A.buffers();
+  // One workspace for every block: the largest any block needs.
+  std::int64_t words = 0, partial_rows = 0;
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
+    words = std::max(words, workspace_words(A.block(i), vectors, sizeof(T)));
+    partial_rows = std::max(partial_rows, A.extent(i).rows());
+  }
+  if (static_cast<std::int64_t>(buffers.workspace.extent(0)) < words)
+    buffers.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::block_grammar::workspace"), words);
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
+    auto& plan = A.block(i).plan();
+    if (plan.workspace.data() != buffers.workspace.data()) {
+      plan.workspace = buffers.workspace;
+      plan.graph.reset();  // a captured graph names the old workspace
+    }
+  }
+  // The first block spanning every row writes y directly; y starts as zero otherwise.
+  std::size_t direct = A.num_held_blocks();
+  for (std::size_t i = 0; i < A.num_held_blocks() && direct == A.num_held_blocks(); ++i)
+    if (A.extent(i).rows() == A.num_rows()) direct = i;
+  if (direct == A.num_held_blocks()) {
+    Kokkos::parallel_for(
+        "kcla::block_grammar::fill", policy(exec, 0, A.num_rows() * vectors),
+        KOKKOS_LAMBDA(std::int64_t k) { y[k] = Semiring::zero(); });
+  } else {
+    sweep<Semiring>(exec, A.block(direct), x + A.extent(direct).col_begin * vectors, y, vectors,
+                    launch);
+  }
+  T* partial =
+      A.num_held_blocks() > 1 || direct == A.num_held_blocks()
+          ? grow_buffer<T>(buffers.partial, partial_rows * vectors, "kcla::block_grammar::partial")
+          : nullptr;
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
+    if (i == direct) continue;
+    const auto& e = A.extent(i);
+    sweep<Semiring>(exec, A.block(i), x + e.col_begin * vectors, partial, vectors, launch);
+    T* target = y + e.row_begin * vectors;
+    Kokkos::parallel_for(
+        "kcla::block_grammar::combine", policy(exec, 0, e.rows() * vectors),
+        KOKKOS_LAMBDA(std::int64_t k) { target[k] = Semiring::combine(target[k], partial[k]); });
+  }
+}
+
+}  // namespace detail
+
+template <class Semiring = void, class ExecutionSpace, class Scalar, class MemorySpace, class XView,
+          class YView>
+void multiply(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, MemorySpace>& A,
+              const XView& x, const YView& y, SweepLaunch launch = SweepLaunch::automatic) {
+  using value_type = typename YView::non_const_value_type;
+  using semiring =
+      std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
+  detail::check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
+  static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
+                "kcla::multiply: x and y must hold the same value type");
+  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
+                "kcla::multiply: x and y must hold the semiring's value_type");
+  const std::int64_t vectors = detail::check_product_extents(
+      x, y, A.num_rows(), A.num_cols(), "block matrix " + std::to_string(A.num_rows()),
+      "block matrix " + std::to_string(A.num_cols()) + " columns");
+  if (vectors == 0) return;
+  detail::block_sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+}
+
+}  // namespace kcla

@@ -1,0 +1,314 @@
+// Block grammars: layouts, streaming block compression (threads, memory budget, order),
+// and products over blocks in every semiring against the CSR reference.
+#include <kcla/block_compress.hpp>
+#include <kcla/block_grammar_multiply.hpp>
+#include <kcla/grammar_reference.hpp>
+#include <kcla/repair.hpp>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+using memory = exec::memory_space;
+
+void expect_same_csr(const kcla::CsrMatrix<double>& a, const kcla::CsrMatrix<double>& b) {
+  ASSERT_EQ(a.num_rows, b.num_rows);
+  ASSERT_EQ(a.num_cols, b.num_cols);
+  EXPECT_EQ(a.row_offsets, b.row_offsets);
+  EXPECT_EQ(a.column_indices, b.column_indices);
+  EXPECT_EQ(a.values, b.values);
+}
+
+// A panel with shared segments, so blocks compress to real rules.
+kcla::CsrMatrix<double> panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols) {
+  kcla::SyntheticPanelOptions o;
+  o.seed = gen();
+  return kcla::synthetic_genotype_panel(rows, cols, o);
+}
+
+TEST(BlockLayout, ColumnBlocksCoverTheMatrix) {
+  const auto l = kcla::BlockLayout::column_blocks(7, 10, 4);
+  ASSERT_EQ(l.num_blocks(), 3);
+  EXPECT_EQ(l.blocks[0], (kcla::BlockExtent{0, 7, 0, 4}));
+  EXPECT_EQ(l.blocks[2], (kcla::BlockExtent{0, 7, 8, 10}));
+  EXPECT_THROW(kcla::BlockLayout::column_blocks(7, 10, 0), kcla::InvalidArgument);
+}
+
+TEST(BlockLayout, RejectsBlocksOutsideTheMatrix) {
+  kcla::BlockLayout l;
+  l.num_rows = 4;
+  l.num_cols = 5;
+  l.blocks.push_back({0, 4, 3, 6});
+  try {
+    l.validate("layout");
+    FAIL() << "no error";
+  } catch (const kcla::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("block 0"), std::string::npos) << e.what();
+  }
+  l.blocks[0] = {2, 1, 0, 5};
+  EXPECT_THROW(l.validate(), kcla::InvalidArgument);
+}
+
+TEST(BlockGrammar, ColumnSliceMatchesTheEntries) {
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_csr(gen, 40, 90, 0.2, 3);
+  std::int64_t nnz = 0;
+  for (std::int64_t c0 = 0; c0 < 90; c0 += 17) {
+    const auto s = kcla::column_slice(a, c0, std::min<std::int64_t>(90, c0 + 17));
+    s.validate();
+    nnz += s.nnz();
+    for (std::int64_t r = 0; r < a.num_rows; ++r)
+      for (auto k = s.row_offsets[r]; k < s.row_offsets[r + 1]; ++k) {
+        const auto* first = a.column_indices.data() + a.row_offsets[r];
+        const auto* last = a.column_indices.data() + a.row_offsets[r + 1];
+        const auto* p = std::find(first, last, s.column_indices[k] + c0);
+        ASSERT_NE(p, last);
+        EXPECT_EQ(a.values[p - a.column_indices.data()], s.values[k]);
+      }
+  }
+  EXPECT_EQ(nnz, a.nnz());
+  EXPECT_THROW(kcla::column_slice(a, 80, 91), kcla::InvalidArgument);
+}
+
+TEST(BlockCompress, BlocksDecompressToTheInputForAnyThreadCount) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 60, 1000);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 128;
+  std::vector<kcla::BlockGrammar> results;
+  for (int threads : {1, 3}) {
+    o.threads = threads;
+    kcla::CsrColumnBlockSource source(a);
+    kcla::BlockCompressStats stats;
+    results.push_back(kcla::compress_blocks(source, o, &stats));
+    EXPECT_EQ(stats.blocks, 8);
+    EXPECT_EQ(stats.nonzeros, a.nnz());
+    EXPECT_EQ(stats.threads, threads);
+    expect_same_csr(results.back().decompress(), a);
+  }
+  // Deterministic: the same grammars whatever the thread count.
+  ASSERT_EQ(results[0].grammars.size(), results[1].grammars.size());
+  for (std::size_t i = 0; i < results[0].grammars.size(); ++i) {
+    EXPECT_EQ(results[0].grammars[i].sequence, results[1].grammars[i].sequence);
+    EXPECT_EQ(results[0].grammars[i].rule_left, results[1].grammars[i].rule_left);
+  }
+}
+
+TEST(BlockCompress, HandsBlocksOnInColumnOrderWithProgress) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 30, 700);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 50;
+  o.threads = 4;
+  std::vector<std::int64_t> seen_progress;
+  o.progress = [&](const kcla::BlockCompressProgress& p) {
+    seen_progress.push_back(p.blocks_done);
+    EXPECT_EQ(p.columns_total, 700);
+  };
+  std::vector<std::int64_t> ids;
+  std::int64_t next_col = 0;
+  kcla::CsrColumnBlockSource source(a);
+  const auto layout = kcla::compress_blocks(
+      source, o, [&](std::int64_t id, const kcla::BlockExtent& e, kcla::Grammar&& g) {
+        ids.push_back(id);
+        EXPECT_EQ(e.col_begin, next_col);
+        EXPECT_EQ(g.num_cols, e.cols());
+        next_col = e.col_end;
+      });
+  ASSERT_EQ(ids.size(), 14u);
+  for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], static_cast<std::int64_t>(i));
+  EXPECT_EQ(seen_progress.back(), 14);
+  EXPECT_EQ(layout.num_cols, 700);
+}
+
+TEST(BlockCompress, RespectsTheMemoryLimit) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 50, 2000);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 100;
+  o.threads = 4;
+  // Room for about two blocks at a time.
+  const std::int64_t per_block = (a.nnz() / 20) * (kcla::kRepairBytesPerNonzero + 12);
+  o.memory_limit_bytes = 3 * per_block;
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressStats stats;
+  const auto g = kcla::compress_blocks(source, o, &stats);
+  EXPECT_LE(stats.peak_bytes_in_flight, o.memory_limit_bytes);
+  expect_same_csr(g.decompress(), a);
+  // One block alone above the limit: an error naming the block, not a silent overrun.
+  o.memory_limit_bytes = 1000;
+  kcla::CsrColumnBlockSource again(a, "panel.bed");
+  try {
+    kcla::compress_blocks(again, o);
+    FAIL() << "no error";
+  } catch (const kcla::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("panel.bed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--block-cols"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BlockCompress, ErrorsInTheSinkStopTheWork) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 20, 500);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 10;
+  o.threads = 3;
+  int calls = 0;
+  kcla::CsrColumnBlockSource source(a);
+  EXPECT_THROW(
+      kcla::compress_blocks(source, o,
+                            [&](std::int64_t id, const kcla::BlockExtent&, kcla::Grammar&&) {
+                              ++calls;
+                              if (id == 3) throw kcla::FormatError("out.h5", "disk full");
+                            }),
+      kcla::FormatError);
+  EXPECT_EQ(calls, 4);
+}
+
+// y = A x over blocks, every semiring, against the CSR reference of the whole matrix.
+template <class Semiring>
+void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance,
+                  kcla::SweepSchedule schedule, std::mt19937_64& gen) {
+  using T = typename Semiring::value_type;
+  using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
+  std::vector<kcla::CsrMatrix<double>> blocks;
+  for (const auto& g : bg.grammars) blocks.push_back(g.decompress());
+  const std::int64_t rows = bg.num_rows(), cols = bg.num_cols();
+  std::uniform_real_distribution<double> u(0, 1);
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> x("x", cols, B), y("y", rows, B);
+  auto xh = Kokkos::create_mirror_view(x);
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t b = 0; b < B; ++b) {
+      const double r = u(gen);
+      if constexpr (std::is_same<T, bool>::value)
+        xh(j, b) = r < 0.3;
+      else if constexpr (std::is_same<Semiring, kcla::MinPlus<T>>::value)
+        xh(j, b) = r < 0.2 ? static_cast<T>(INFINITY) : static_cast<T>(r * 10);
+      else
+        xh(j, b) = static_cast<T>(2 * r - 1);
+    }
+  Kokkos::deep_copy(x, xh);
+  kcla::GrammarMatrixOptions options;
+  options.schedule = schedule;
+  // Boolean products read float coefficients (nonzero = true).
+  using Scalar = std::conditional_t<std::is_same<T, bool>::value, float, T>;
+  kcla::BlockGrammarMatrix<Scalar, memory> A(bg, options);
+  auto yh = Kokkos::create_mirror_view(y);
+  for (int repeat = 0; repeat < 2; ++repeat) {  // the second reuses the shared buffers
+    Kokkos::deep_copy(y, T(1));
+    kcla::multiply<Semiring>(exec(), A, x, y);
+    Kokkos::fence();
+    Kokkos::deep_copy(yh, y);
+    for (std::int64_t b = 0; b < B; ++b) {
+      // The definition: the semiring sum over blocks of each block's own product.
+      std::vector<H> yb(rows, static_cast<H>(Semiring::zero()));
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        const auto& e = bg.extent_of(i);
+        std::vector<H> xs(e.cols()), ys(e.rows());
+        for (std::int64_t j = 0; j < e.cols(); ++j) xs[j] = xh(e.col_begin + j, b);
+        kcla::reference::csr_multiply<Semiring>(blocks[i], xs, ys);
+        for (std::int64_t r = 0; r < e.rows(); ++r)
+          yb[e.row_begin + r] = static_cast<H>(Semiring::combine(yb[e.row_begin + r], ys[r]));
+      }
+      for (std::int64_t r = 0; r < rows; ++r) {
+        if (tolerance == 0)
+          ASSERT_EQ(static_cast<H>(yh(r, b)), yb[r]) << "row " << r << " vector " << b;
+        else
+          ASSERT_NEAR(yh(r, b), yb[r], tolerance * (1 + std::abs(double(yb[r]))))
+              << "row " << r << " vector " << b;
+      }
+    }
+  }
+  EXPECT_GT(A.device_bytes(), A.static_bytes());
+}
+
+kcla::BlockGrammar column_blocked(const kcla::CsrMatrix<double>& a, std::int64_t width) {
+  kcla::BlockCompressOptions o;
+  o.block_cols = width;
+  o.threads = 2;
+  kcla::CsrColumnBlockSource source(a);
+  return kcla::compress_blocks(source, o);
+}
+
+// Tiles of mixed shapes: row and column blocks, an overlap, and rows no block covers.
+kcla::BlockGrammar tiled(const kcla::CsrMatrix<double>& a) {
+  kcla::BlockGrammar bg;
+  bg.layout.num_rows = a.num_rows + 3;  // the last three rows stay empty
+  bg.layout.num_cols = a.num_cols;
+  const std::int64_t r2 = a.num_rows / 2, c3 = a.num_cols / 3;
+  bg.layout.blocks = {{0, r2, 0, c3},
+                      {r2, a.num_rows, 0, c3},
+                      {0, a.num_rows, c3, a.num_cols},
+                      {0, r2, c3, 2 * c3}};  // overlaps block 2: entries add up
+  for (std::int64_t b = 0; b < bg.layout.num_blocks(); ++b) {
+    const auto& e = bg.layout.blocks[b];
+    auto cols = kcla::column_slice(a, e.col_begin, e.col_end);
+    kcla::CsrMatrix<double> rows;
+    rows.num_rows = e.rows();
+    rows.num_cols = cols.num_cols;
+    for (auto r = e.row_begin; r < e.row_end; ++r) {
+      for (auto k = cols.row_offsets[r]; k < cols.row_offsets[r + 1]; ++k) {
+        rows.column_indices.push_back(cols.column_indices[k]);
+        rows.values.push_back(cols.values[k]);
+      }
+      rows.row_offsets.push_back(rows.nnz());
+    }
+    bg.block_ids.push_back(b);
+    bg.grammars.push_back(kcla::compress(rows));
+  }
+  return bg;
+}
+
+TEST(BlockGrammarMultiply, ColumnBlocksEverySemiringAndSchedule) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 45, 900);
+  const auto bg = column_blocked(a, 200);
+  for (auto s : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered}) {
+    for (std::int64_t B : {1, 5}) {
+      check_blocks<kcla::PlusTimes<float>>(bg, B, 1e-5, s, gen);
+      check_blocks<kcla::PlusTimes<double>>(bg, B, 1e-12, s, gen);
+      check_blocks<kcla::Boolean>(bg, B, 0, s, gen);
+      check_blocks<kcla::MinPlus<float>>(bg, B, 0, s, gen);
+    }
+  }
+}
+
+TEST(BlockGrammarMultiply, TilesWithOverlapAndUncoveredRows) {
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_csr(gen, 37, 80, 0.3, 2);
+  const auto bg = tiled(a);
+  for (std::int64_t B : {1, 3}) {
+    check_blocks<kcla::PlusTimes<double>>(bg, B, 1e-12, kcla::SweepSchedule::automatic, gen);
+    check_blocks<kcla::Boolean>(bg, B, 0, kcla::SweepSchedule::automatic, gen);
+    check_blocks<kcla::MinPlus<double>>(bg, B, 0, kcla::SweepSchedule::automatic, gen);
+  }
+}
+
+TEST(BlockGrammarMultiply, ASubsetOfBlocksGivesTheirSum) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 20, 300);
+  auto bg = column_blocked(a, 64);
+  // Keep blocks 1 and 3 only: the product is theirs alone.
+  kcla::BlockGrammar part;
+  part.layout = bg.layout;
+  for (std::int64_t id : {1, 3}) {
+    part.block_ids.push_back(id);
+    part.grammars.push_back(bg.grammars[id]);
+  }
+  check_blocks<kcla::PlusTimes<double>>(part, 2, 1e-12, kcla::SweepSchedule::automatic, gen);
+  EXPECT_EQ(part.decompress().nnz(),
+            bg.grammars[1].decompress().nnz() + bg.grammars[3].decompress().nnz());
+}
+
+TEST(BlockGrammarMultiply, RejectsOperandsOfTheWrongShape) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 10, 100);
+  kcla::BlockGrammarMatrix<double, memory> A(column_blocked(a, 30));
+  Kokkos::View<double*, memory> x("x", 99), y("y", 10);
+  EXPECT_THROW(kcla::multiply(exec(), A, x, y), kcla::InvalidArgument);
+}
+
+}  // namespace
