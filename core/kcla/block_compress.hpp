@@ -6,9 +6,14 @@
 
 #include <kcla/block_grammar.hpp>
 #include <kcla/column_block_source.hpp>
+#include <kcla/config.hpp>
 
 #include <cstdint>
 #include <functional>
+
+#if KCLA_HAVE_MPI
+#include <mpi.h>
+#endif
 
 namespace kcla {
 
@@ -63,6 +68,16 @@ BlockLayout compress_blocks(
 BlockGrammar compress_blocks(ColumnBlockSource& source, const BlockCompressOptions& options = {},
                              BlockCompressStats* stats = nullptr);
 
+#if KCLA_HAVE_MPI
+/// Collective over `comm`: each rank compresses the column blocks rank_blocks() gives it
+/// (source.skip_columns to its first column, then its run of blocks) and returns its
+/// share of the block grammar; the layout (blocks of default_block_cols) is the same on
+/// every rank. The source must know num_cols() in advance. Stats are this rank's.
+BlockGrammar compress_blocks(MPI_Comm comm, ColumnBlockSource& source,
+                             const BlockCompressOptions& options = {},
+                             BlockCompressStats* stats = nullptr);
+#endif
+
 /// A CSR matrix already in memory as a ColumnBlockSource (for tests and small inputs).
 class CsrColumnBlockSource : public ColumnBlockSource {
  public:
@@ -72,6 +87,7 @@ class CsrColumnBlockSource : public ColumnBlockSource {
   std::int64_t num_cols() const override { return a_.num_cols; }
   std::string name() const override { return name_; }
   bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override;
+  void skip_columns(std::int64_t count) override { next_col_ += std::max<std::int64_t>(0, count); }
 
  private:
   const CsrMatrix<double>& a_;

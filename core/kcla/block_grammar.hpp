@@ -70,6 +70,10 @@ struct BlockGrammar {
   static BlockGrammar single(Grammar g);
 };
 
+/// The blocks rank `rank` of `ranks` owns: a contiguous run of block ids, the runs
+/// balanced by block area (rows x columns), every block owned by exactly one rank.
+std::vector<std::int64_t> rank_blocks(const BlockLayout& layout, int rank, int ranks);
+
 /// Columns [col_begin, col_end) of `a` as a matrix of their own (all rows; column indices
 /// relative to col_begin).
 CsrMatrix<double> column_slice(const CsrMatrix<double>& a, std::int64_t col_begin,

@@ -27,6 +27,13 @@ class ColumnBlockSource {
   /// returns false, leaving `block` empty, when every column has been delivered. Blocks
   /// are delivered in column order. Throws FormatError naming the source on bad input.
   virtual bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) = 0;
+
+  /// Moves past the next `count` columns without delivering them (a rank starting at its
+  /// share). The default reads and drops them; sources that can seek override it.
+  virtual void skip_columns(std::int64_t count) {
+    CsrMatrix<double> dropped;
+    while (count > 0 && next_block(count, dropped)) count -= dropped.num_cols;
+  }
 };
 
 }  // namespace kcla

@@ -245,4 +245,72 @@ BlockGrammar compress_blocks(ColumnBlockSource& source, const BlockCompressOptio
   return result;
 }
 
+#if KCLA_HAVE_MPI
+
+namespace {
+
+// Columns [begin, end) of another source: a rank's share.
+class ColumnRangeSource : public ColumnBlockSource {
+ public:
+  ColumnRangeSource(ColumnBlockSource& inner, std::int64_t begin, std::int64_t end)
+      : inner_(inner), begin_(begin), end_(end), next_(begin) {}
+  std::int64_t num_rows() const override { return inner_.num_rows(); }
+  std::int64_t num_cols() const override { return end_ - begin_; }
+  std::string name() const override { return inner_.name(); }
+  bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    if (!skipped_) {
+      inner_.skip_columns(begin_);
+      skipped_ = true;
+    }
+    if (next_ >= end_) {
+      block = CsrMatrix<double>{};
+      return false;
+    }
+    const auto want = std::min(max_cols, end_ - next_);
+    if (!inner_.next_block(want, block) || block.num_cols != want)
+      throw FormatError(inner_.name(), "ended at column " + std::to_string(next_) +
+                                           ", before the announced " +
+                                           std::to_string(inner_.num_cols()));
+    next_ += want;
+    return true;
+  }
+
+ private:
+  ColumnBlockSource& inner_;
+  std::int64_t begin_, end_, next_;
+  bool skipped_ = false;
+};
+
+}  // namespace
+
+BlockGrammar compress_blocks(MPI_Comm comm, ColumnBlockSource& source,
+                             const BlockCompressOptions& options, BlockCompressStats* stats) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  if (source.num_cols() < 0)
+    throw InvalidArgument(source.name() +
+                          ": ranks split the columns, so the source must know how many there are");
+  BlockCompressOptions o = options;
+  o.block_cols = default_block_cols(source.num_rows(), options);
+  BlockGrammar share;
+  share.layout = BlockLayout::column_blocks(source.num_rows(), source.num_cols(), o.block_cols);
+  const auto mine = rank_blocks(share.layout, rank, ranks);
+  if (mine.empty()) {
+    if (stats) *stats = BlockCompressStats{};
+    return share;
+  }
+  ColumnRangeSource range(source, share.layout.blocks[mine.front()].col_begin,
+                          share.layout.blocks[mine.back()].col_end);
+  auto local = compress_blocks(range, o, stats);
+  for (std::size_t i = 0; i < local.grammars.size(); ++i) {
+    share.block_ids.push_back(mine.front() + static_cast<std::int64_t>(i));
+    share.grammars.push_back(std::move(local.grammars[i]));
+  }
+  share.validate(source.name() + " (rank " + std::to_string(rank) + ")");
+  return share;
+}
+
+#endif
+
 }  // namespace kcla

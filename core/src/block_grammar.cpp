@@ -90,6 +90,27 @@ BlockGrammar BlockGrammar::single(Grammar g) {
   return b;
 }
 
+std::vector<std::int64_t> rank_blocks(const BlockLayout& layout, int rank, int ranks) {
+  if (ranks < 1 || rank < 0 || rank >= ranks)
+    throw InvalidArgument("rank_blocks: rank " + std::to_string(rank) + " of " +
+                          std::to_string(ranks));
+  double total = 0;
+  for (const auto& e : layout.blocks) total += static_cast<double>(e.rows()) * e.cols();
+  std::vector<std::int64_t> mine;
+  double before = 0;
+  for (std::int64_t b = 0; b < layout.num_blocks(); ++b) {
+    const auto& e = layout.blocks[b];
+    const double area = static_cast<double>(e.rows()) * e.cols();
+    // The rank whose share holds the block's midpoint; equal shares when areas are zero.
+    const double middle = total > 0 ? (before + area / 2) / total
+                                    : (b + 0.5) / static_cast<double>(layout.num_blocks());
+    const int owner = std::min(ranks - 1, static_cast<int>(middle * ranks));
+    if (owner == rank) mine.push_back(b);
+    before += area;
+  }
+  return mine;
+}
+
 CsrMatrix<double> column_slice(const CsrMatrix<double>& a, std::int64_t col_begin,
                                std::int64_t col_end) {
   if (col_begin < 0 || col_begin > col_end || col_end > a.num_cols)

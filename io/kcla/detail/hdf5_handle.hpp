@@ -92,6 +92,14 @@ class Hdf5File {
   static Hdf5File create(const std::string& path, const std::string& display_name);
   /// Opens `path` read-only.
   static Hdf5File open(const std::string& path);
+  /// Takes ownership of a file opened elsewhere (a parallel file access list).
+  static Hdf5File adopt(hid_t file, const std::string& display_name) {
+    Hdf5File f;
+    f.file_ = Hdf5Handle(file, H5Fclose);
+    f.name_ = display_name;
+    if (!f.file_.valid()) f.fail("", "cannot create the file");
+    return f;
+  }
 
   hid_t id() const { return file_.get(); }
   const std::string& name() const { return name_; }

@@ -1,0 +1,113 @@
+// A block grammar matrix spread over the ranks of an MPI communicator: each rank holds
+// the blocks rank_blocks() gives it (on its own device, or sharing one), computes its
+// partial y over them, and the ranks combine the partials with one allreduce of
+// num_rows x B values in the semiring's sum (MPI_SUM, MPI_LOR, MPI_MIN). Every rank
+// passes the whole x and receives the whole y.
+//
+//   kcla::DistributedGrammarMatrix<float> A(MPI_COMM_WORLD, "panel.h5");
+//   kcla::multiply(exec, A, x, y);   // collective: every rank calls it
+//
+// Partials travel through host memory unless the MPI library reports CUDA-aware
+// support (MPIX_Query_cuda_support) and KCLA_MPI_DEVICE_BUFFERS is not 0; which one ran
+// is reported by last_transport().
+#pragma once
+
+#include <kcla/config.hpp>
+
+#if KCLA_HAVE_MPI
+#include <kcla/block_grammar_multiply.hpp>
+#include <kcla/detail/mpi_reduction.hpp>
+#include <kcla/hdf5_block_grammar_mpi.hpp>
+
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
+#include <cstdlib>
+#include <string>
+
+namespace kcla {
+
+enum class ReductionTransport { host_staged, device_buffers };
+
+inline const char* to_string(ReductionTransport t) {
+  return t == ReductionTransport::device_buffers ? "device buffers (CUDA-aware MPI)"
+                                                 : "host-staged";
+}
+
+/// True when the MPI library says it takes device pointers (Open MPI's extension).
+inline bool mpi_is_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+class DistributedGrammarMatrix {
+ public:
+  /// Collective: each rank reads its own blocks of a block grammar file.
+  DistributedGrammarMatrix(MPI_Comm comm, const std::string& path,
+                           const GrammarMatrixOptions& options = {})
+      : DistributedGrammarMatrix(comm, read_block_grammar_hdf5(comm, path), options) {}
+  /// From this rank's share (the same layout on every rank).
+  DistributedGrammarMatrix(MPI_Comm comm, const BlockGrammar& share,
+                           const GrammarMatrixOptions& options = {})
+      : comm_(comm), local_(share, options) {
+    MPI_Comm_rank(comm, &rank_);
+    MPI_Comm_size(comm, &ranks_);
+  }
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  std::int64_t num_rows() const { return local_.num_rows(); }
+  std::int64_t num_cols() const { return local_.num_cols(); }
+  /// This rank's blocks.
+  const BlockGrammarMatrix<Scalar, MemorySpace>& local() const { return local_; }
+  ReductionTransport last_transport() const { return transport_; }
+  void set_last_transport(ReductionTransport t) const { transport_ = t; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, ranks_ = 1;
+  BlockGrammarMatrix<Scalar, MemorySpace> local_;
+  mutable ReductionTransport transport_ = ReductionTransport::host_staged;
+};
+
+/// Collective over A.comm(): y = A x with every rank's blocks. Synchronous (the allreduce
+/// needs the partial): returns with y complete on every rank.
+template <class Semiring = void, class ExecutionSpace, class Scalar, class MemorySpace, class XView,
+          class YView>
+void multiply(const ExecutionSpace& exec, const DistributedGrammarMatrix<Scalar, MemorySpace>& A,
+              const XView& x, const YView& y, SweepLaunch launch = SweepLaunch::automatic) {
+  using value_type = typename YView::non_const_value_type;
+  using semiring =
+      std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
+  multiply<semiring>(exec, A.local(), x, y, launch);
+  exec.fence();
+  const int count = static_cast<int>(y.span());
+  if (static_cast<std::size_t>(count) != y.span())
+    throw InvalidArgument("kcla::multiply (distributed): y has 2^31 or more values");
+  const MPI_Datatype type = detail::mpi_datatype<value_type>();
+  const MPI_Op op = detail::MpiReduction<semiring>::op();
+  constexpr bool host_memory =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename YView::memory_space>::accessible;
+  const char* device_env = std::getenv("KCLA_MPI_DEVICE_BUFFERS");
+  const bool device_ok = !(device_env && std::string(device_env) == "0") && mpi_is_cuda_aware();
+  if (host_memory || device_ok) {
+    MPI_Allreduce(MPI_IN_PLACE, y.data(), count, type, op, A.comm());
+    A.set_last_transport(host_memory ? ReductionTransport::host_staged
+                                     : ReductionTransport::device_buffers);
+  } else {
+    auto staged = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    MPI_Allreduce(MPI_IN_PLACE, staged.data(), count, type, op, A.comm());
+    Kokkos::deep_copy(y, staged);
+    A.set_last_transport(ReductionTransport::host_staged);
+  }
+}
+
+}  // namespace kcla
+#endif

@@ -1,0 +1,197 @@
+// MPI: block compression by ranks, one parallel HDF5 file written by every rank and read
+// by one, and distributed products equal to the single-process result (bit for bit for
+// Boolean and min-plus, 1e-6 relative for plus-times). Run under mpirun -np 1..4.
+#include <kcla/block_compress.hpp>
+#include <kcla/distributed_grammar_matrix.hpp>
+#include <kcla/hdf5_block_grammar.hpp>
+#include <kcla/hdf5_block_grammar_mpi.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_support.hpp"
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+using memory = exec::memory_space;
+
+int world_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+int world_size() {
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+// The same random seed on every rank (rank 0's).
+std::mt19937_64 shared_rng() {
+  auto gen = kcla::test::rng();
+  std::uint64_t seed = gen();
+  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  return std::mt19937_64(seed);
+}
+
+kcla::CsrMatrix<double> shared_panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols) {
+  kcla::SyntheticPanelOptions o;
+  o.seed = gen();
+  return kcla::synthetic_genotype_panel(rows, cols, o);
+}
+
+// A folder every rank sees (rank 0 makes it).
+std::string shared_dir() {
+  std::string dir;
+  if (world_rank() == 0) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "kcla-mpi-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    dir = pattern;
+  }
+  int n = static_cast<int>(dir.size());
+  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  dir.resize(static_cast<std::size_t>(n));
+  MPI_Bcast(dir.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return dir;
+}
+
+kcla::BlockGrammar this_ranks_share(const kcla::BlockGrammar& all) {
+  kcla::BlockGrammar share;
+  share.layout = all.layout;
+  for (auto id : kcla::rank_blocks(all.layout, world_rank(), world_size())) {
+    share.block_ids.push_back(id);
+    share.grammars.push_back(all.grammars[id]);
+  }
+  return share;
+}
+
+// The distributed product against the whole block matrix on this one rank.
+template <class Semiring>
+void check_distributed(
+    const kcla::BlockGrammar& all,
+    const kcla::DistributedGrammarMatrix<
+        std::conditional_t<std::is_same<typename Semiring::value_type, bool>::value, float,
+                           typename Semiring::value_type>,
+        memory>& D,
+    std::int64_t B, std::mt19937_64& gen) {
+  using T = typename Semiring::value_type;
+  using Scalar = std::conditional_t<std::is_same<T, bool>::value, float, T>;
+  kcla::BlockGrammarMatrix<Scalar, memory> whole(all);
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> x("x", all.num_cols(), B),
+      y("y", all.num_rows(), B), expected("expected", all.num_rows(), B);
+  auto xh = Kokkos::create_mirror_view(x);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (std::int64_t k = 0; k < all.num_cols() * B; ++k) {
+    const double r = u(gen);
+    if constexpr (std::is_same<T, bool>::value)
+      xh.data()[k] = r < 0.2;
+    else if constexpr (std::is_same<Semiring, kcla::MinPlus<T>>::value)
+      xh.data()[k] = r < 0.3 ? static_cast<T>(INFINITY) : static_cast<T>(10 * r);
+    else
+      xh.data()[k] = static_cast<T>(2 * r - 1);
+  }
+  Kokkos::deep_copy(x, xh);
+  kcla::multiply<Semiring>(exec(), whole, x, expected);
+  kcla::multiply<Semiring>(exec(), D, x, y);
+  Kokkos::fence();
+  auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  auto eh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), expected);
+  if constexpr (std::is_same<Semiring, kcla::PlusTimes<T>>::value) {
+    // Another summation order: within 1e-6 relative (norm-wise) for fp32, 1e-12 for fp64.
+    double num = 0, den = 0;
+    for (std::int64_t k = 0; k < all.num_rows() * B; ++k) {
+      const double d = double(yh.data()[k]) - double(eh.data()[k]);
+      num += d * d;
+      den += double(eh.data()[k]) * double(eh.data()[k]);
+    }
+    const double tolerance = std::is_same<T, float>::value ? 1e-6 : 1e-12;
+    EXPECT_LE(std::sqrt(num / den), tolerance);
+  } else {
+    for (std::int64_t k = 0; k < all.num_rows() * B; ++k)
+      ASSERT_EQ(yh.data()[k], eh.data()[k]) << k;  // bit for bit
+  }
+}
+
+TEST(Distributed, RankBlocksPartitionTheLayout) {
+  const auto layout = kcla::BlockLayout::column_blocks(10, 1000, 37);
+  std::vector<int> owners(static_cast<std::size_t>(layout.num_blocks()), 0);
+  for (int r = 0; r < world_size(); ++r)
+    for (auto id : kcla::rank_blocks(layout, r, world_size())) ++owners[id];
+  for (int o : owners) EXPECT_EQ(o, 1);
+}
+
+TEST(Distributed, ProductsEqualTheSingleProcessResult) {
+  auto gen = shared_rng();
+  const auto a = shared_panel(gen, 70, 1500);
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 128;
+  o.threads = 1;
+  const auto all = kcla::compress_blocks(source, o);
+  const auto share = this_ranks_share(all);
+  kcla::DistributedGrammarMatrix<float, memory> Df(MPI_COMM_WORLD, share);
+  kcla::DistributedGrammarMatrix<double, memory> Dd(MPI_COMM_WORLD, share);
+  for (std::int64_t B : {1, 3}) {
+    check_distributed<kcla::PlusTimes<float>>(all, Df, B, gen);
+    check_distributed<kcla::PlusTimes<double>>(all, Dd, B, gen);
+    check_distributed<kcla::Boolean>(all, Df, B, gen);
+    check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
+  }
+  EXPECT_EQ(Df.last_transport(), kcla::ReductionTransport::host_staged);
+}
+
+TEST(Distributed, RanksCompressAndWriteOneFileThatReadsInOneProcess) {
+  auto gen = shared_rng();
+  const auto a = shared_panel(gen, 50, 2000);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 150;
+  o.threads = 2;
+  kcla::CsrColumnBlockSource source(a);
+  const auto share = kcla::compress_blocks(MPI_COMM_WORLD, source, o);
+  EXPECT_EQ(share.block_ids, kcla::rank_blocks(share.layout, world_rank(), world_size()));
+  const auto dir = shared_dir();
+  const auto path = dir + "/panel.h5";
+  kcla::write_block_grammar_hdf5(MPI_COMM_WORLD, path, share);
+  // Read back in one process: every block, the same as one process compressing alone.
+  kcla::CsrColumnBlockSource again(a);
+  const auto alone = kcla::compress_blocks(again, o);
+  const auto read = kcla::read_block_grammar_hdf5(path);
+  ASSERT_EQ(read.layout.blocks, alone.layout.blocks);
+  for (std::size_t i = 0; i < alone.grammars.size(); ++i) {
+    EXPECT_EQ(read.grammars[i].sequence, alone.grammars[i].sequence) << i;
+    EXPECT_EQ(read.grammars[i].rule_left, alone.grammars[i].rule_left) << i;
+  }
+  const auto d = read.decompress();
+  EXPECT_EQ(d.column_indices, a.column_indices);
+  EXPECT_EQ(d.values, a.values);
+  // Each rank reads its own blocks of the file and the product matches.
+  kcla::DistributedGrammarMatrix<float, memory> D(MPI_COMM_WORLD, path);
+  EXPECT_EQ(D.local().num_held_blocks(),
+            kcla::rank_blocks(read.layout, world_rank(), world_size()).size());
+  check_distributed<kcla::PlusTimes<float>>(alone, D, 2, gen);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
+}
+
+TEST(Distributed, DisagreeingLayoutsFailOnEveryRankAndLeaveNoFile) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks to disagree";
+  auto gen = shared_rng();
+  const auto a = shared_panel(gen, 20, 400);
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 100;
+  auto share = kcla::compress_blocks(MPI_COMM_WORLD, source, o);
+  if (world_rank() == world_size() - 1) share.layout.num_rows += 1;  // one rank disagrees
+  const auto dir = shared_dir();
+  EXPECT_THROW(kcla::write_block_grammar_hdf5(MPI_COMM_WORLD, dir + "/bad.h5", share), kcla::Error);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 0u);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
