@@ -1,15 +1,19 @@
 #include "cli_common.hpp"
 
+#include <kcla/block_compress.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/mm_repair.hpp>
+#include <kcla/plink.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/sparse_matrix_file.hpp>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 namespace kcla::cli {
 
@@ -105,6 +109,102 @@ Grammar load_grammar(const std::string& path, const Arguments& args, bool show_p
   auto g = compress(matrix, options);
   if (show_progress) std::fprintf(stderr, "\n");
   return g;
+}
+
+std::vector<double> read_values(const std::string& path) {
+  std::vector<double> values;
+  if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw FormatError(path, "cannot open");
+    float v;
+    while (in.read(reinterpret_cast<char*>(&v), sizeof v)) values.push_back(v);
+    if (in.gcount() != 0) throw FormatError(path, "size is not a multiple of 4 bytes (float32)");
+    return values;
+  }
+  std::ifstream in(path);
+  if (!in) throw FormatError(path, "cannot open");
+  std::string token;
+  std::int64_t index = 0;
+  while (in >> token) {
+    ++index;
+    try {
+      std::size_t used = 0;
+      values.push_back(std::stod(token, &used));
+      if (used != token.size()) throw std::invalid_argument(token);
+    } catch (const std::exception&) {
+      throw FormatError(path,
+                        "value " + std::to_string(index) + " ('" + token + "') is not a number");
+    }
+  }
+  return values;
+}
+
+namespace {
+
+// A matrix read whole, delivered in column blocks.
+class WholeMatrixSource : public ColumnBlockSource {
+ public:
+  WholeMatrixSource(CsrMatrix<double> a, const std::string& name)
+      : a_(std::move(a)), blocks_(a_, name) {}
+  std::int64_t num_rows() const override { return blocks_.num_rows(); }
+  std::int64_t num_cols() const override { return blocks_.num_cols(); }
+  std::string name() const override { return blocks_.name(); }
+  bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    return blocks_.next_block(max_cols, block);
+  }
+  void skip_columns(std::int64_t count) override { blocks_.skip_columns(count); }
+
+ private:
+  CsrMatrix<double> a_;
+  CsrColumnBlockSource blocks_;
+};
+
+bool has_suffix(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path) {
+  namespace fs = std::filesystem;
+  const auto base = plink_base_name(path);
+  if ((has_suffix(path, ".bed") || has_suffix(path, ".bim") || has_suffix(path, ".fam") ||
+       !fs::exists(path)) &&
+      fs::exists(base + ".bed"))
+    return open_plink_blocks(path);
+  return std::make_unique<WholeMatrixSource>(read_sparse_matrix(path), path);
+}
+
+std::int64_t parse_bytes(const std::string& text, const std::string& option) {
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  double scale = 1;
+  const std::string unit = text.substr(used);
+  if (unit == "K" || unit == "k")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "m")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "g")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "T" || unit == "t")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else if (!unit.empty())
+    used = 0;
+  if (used == 0 || !(value >= 0))
+    throw UsageError("--" + option + ": '" + text + "' is not a size (e.g. 512M, 8G)");
+  return static_cast<std::int64_t>(value * scale);
+}
+
+std::int64_t peak_rss_bytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;
 }
 
 void with_backend(const std::string& name, const std::function<void(const std::string&)>& run) {

@@ -2,6 +2,7 @@
 // dispatch, progress display.
 #pragma once
 
+#include <kcla/column_block_source.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar.hpp>
 
@@ -10,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,19 @@ class Arguments {
 /// (BASE.vc.R present; needs cols); anything read_sparse_matrix reads, compressed.
 Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
 
+/// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed;
+/// other formats are read whole first.
+std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path);
+
+/// "512M", "8G", "1.5T", "1000000" (bytes); UsageError naming `option` otherwise.
+std::int64_t parse_bytes(const std::string& text, const std::string& option);
+
+/// Values of --x: text (whitespace separated) or .bin (float32).
+std::vector<double> read_values(const std::string& path);
+
+/// Peak resident memory of this process so far, in bytes.
+std::int64_t peak_rss_bytes();
+
 /// Runs f<ExecutionSpace>() on the back end named "cuda", "openmp", "serial" or "" (the
 /// default execution space). Throws UsageError for a back end this build lacks.
 void with_backend(const std::string& name, const std::function<void(const std::string&)>& run);
@@ -56,6 +71,8 @@ bool stderr_is_terminal();
 int run_compress(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_multiply(int argc, char** argv);
+/// kcla multiply on a block grammar file, and under mpirun (tools/cli_multiply_blocks.cpp).
+int run_multiply_blocks(const Arguments& args);
 int run_demo(int argc, char** argv);
 /// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
 int run_tlr(int argc, char** argv);

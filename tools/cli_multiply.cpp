@@ -1,5 +1,8 @@
 // kcla multiply FILE [--x FILE | --random] [--semiring S] [--batch B] [--verify] ...
 #include "cli_common.hpp"
+#include "cli_mpi.hpp"
+
+#include <kcla/hdf5_block_grammar.hpp>
 
 #include <kcla/csr_spmv.hpp>
 #include <kcla/detail/baseline_products.hpp>
@@ -45,35 +48,12 @@ options:
   -o, --output FILE    write y as text (one row per line)
   --cols N             column count, for mm-repair input
   --block-rows N, --threads N   RePair options when FILE must be compressed
-)";
+  --verify-rows N      block files: check N sampled rows against the grammar expanded on
+                       the host (default 1000; 0 checks every row)
 
-std::vector<double> read_values(const std::string& path) {
-  std::vector<double> values;
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".bin") {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw FormatError(path, "cannot open");
-    float v;
-    while (in.read(reinterpret_cast<char*>(&v), sizeof v)) values.push_back(v);
-    if (in.gcount() != 0) throw FormatError(path, "size is not a multiple of 4 bytes (float32)");
-    return values;
-  }
-  std::ifstream in(path);
-  if (!in) throw FormatError(path, "cannot open");
-  std::string token;
-  std::int64_t index = 0;
-  while (in >> token) {
-    ++index;
-    try {
-      std::size_t used = 0;
-      values.push_back(std::stod(token, &used));
-      if (used != token.size()) throw std::invalid_argument(token);
-    } catch (const std::exception&) {
-      throw FormatError(path,
-                        "value " + std::to_string(index) + " ('" + token + "') is not a number");
-    }
-  }
-  return values;
-}
+A block grammar file (kcla compress --block-cols) runs block by block; under mpirun each
+rank multiplies its own blocks and the ranks add up y (--compare is not available there).
+)";
 
 /// One timed baseline of --compare.
 struct Compared {
@@ -252,12 +232,13 @@ int run_multiply(int argc, char** argv) {
   }
   args.allow_only({"x", "random", "seed", "semiring", "precision", "batch", "schedule", "launch",
                    "backend", "repeat", "verify", "compare", "output", "cols", "block-rows",
-                   "threads", "help", "quiet"});
+                   "threads", "verify-rows", "help", "quiet"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
   if (B < 1) throw UsageError("--batch must be at least 1");
+  if (is_block_grammar_hdf5(path) || mpi_ranks() > 1) return run_multiply_blocks(args);
   const Grammar g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());
   std::vector<double> x;
   const bool boolean = args.get("semiring", "plus_times") == "boolean";

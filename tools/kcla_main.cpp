@@ -1,5 +1,6 @@
 // The kcla command-line tool: compress, inspect and multiply compressed matrices.
 #include "cli_common.hpp"
+#include "cli_mpi.hpp"
 
 #include <kcla/version.hpp>
 
@@ -15,7 +16,8 @@ const char* kUsage = R"(usage: kcla COMMAND [options]      (kcla COMMAND --help 
 
 commands:
   compress IN -o OUT.h5   compress a sparse matrix (Matrix Market, PLINK, ms, METIS,
-                          mm-repair) into a kcla grammar file
+                          mm-repair) into a kcla grammar file; --block-cols N streams it
+                          in column blocks (bounded memory, threads, MPI ranks)
   info FILE               structure of a grammar: |R|, |C|, depth, widths, bytes vs CSR
   multiply FILE           y = M x (or Y = M X) on the grammar, timed; --verify checks it
   tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
@@ -24,6 +26,8 @@ commands:
   demo                    the main job on an embedded genotype panel: compress,
                           multiply on the best back end, verify against CSR, report
   version                 version and build configuration
+
+Under mpirun, compress --block-cols and multiply split their work over the ranks.
 
 exit codes: 0 success, 1 failure (bad input, failed verification), 2 usage error
 )";
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   // Unbound OpenMP threads unless the user chose otherwise (also silences Kokkos' warning).
   setenv("OMP_PROC_BIND", "false", 0);
+  kcla::cli::MpiSession mpi(argc, argv);
   // Kokkos reads KOKKOS_NUM_THREADS; the command line is ours.
   int kokkos_argc = 1;
   char* kokkos_argv[] = {argv[0], nullptr};

@@ -2,10 +2,12 @@
 // matrix: rows are individuals, columns are SNPs, values count alleles (0, 1, 2).
 #pragma once
 
+#include <kcla/column_block_source.hpp>
 #include <kcla/csr_matrix.hpp>
 #include <kcla/packed_genotypes.hpp>  // CountedAllele, PackedGenotypes
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,5 +43,11 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
 /// which allele the codes' values count. The checks and errors are read_plink's
 /// (FormatError naming the file); memory is the packed codes alone.
 PackedGenotypes read_plink_packed(const std::string& path, const PlinkReadOptions& options = {});
+
+/// The fileset as a ColumnBlockSource: SNP ranges of the .bed read and decoded one block
+/// at a time (memory: one block), the same checks and values as read_plink; seeks past
+/// skipped SNPs. For compressing panels larger than memory (kcla::compress_blocks).
+std::unique_ptr<ColumnBlockSource> open_plink_blocks(const std::string& path,
+                                                     const PlinkReadOptions& options = {});
 
 }  // namespace kcla

@@ -136,6 +136,87 @@ std::string plink_base_name(const std::string& path) {
   return path;
 }
 
+namespace {
+
+// Variant ranges of a .bed, decoded into samples x width CSR blocks one read at a time.
+class PlinkBlocks : public ColumnBlockSource {
+ public:
+  PlinkBlocks(const std::string& path, const PlinkReadOptions& options)
+      : value_of_code_(values_of_codes(options.counted_allele)) {
+    const std::string base = plink_base_name(path);
+    bed_path_ = base + ".bed";
+    const std::string bim_path = base + ".bim", fam_path = base + ".fam";
+    std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
+    read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
+                     individual_ids);
+    read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
+    individuals_ = static_cast<std::int64_t>(individual_ids.size());
+    snps_ = static_cast<std::int64_t>(snp_ids.size());
+    if (snps_ > std::numeric_limits<std::int32_t>::max())
+      throw FormatError(bim_path,
+                        std::to_string(snps_) + " SNPs: kcla supports at most 2^31-1 columns");
+    bytes_per_snp_ = static_cast<std::uint64_t>((individuals_ + 3) / 4);
+    bed_ = open_bed(bed_path_, bim_path, fam_path, individuals_, snps_);
+  }
+  std::int64_t num_rows() const override { return individuals_; }
+  std::int64_t num_cols() const override { return snps_; }
+  std::string name() const override { return bed_path_; }
+
+  bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    if (max_cols <= 0) throw InvalidArgument(bed_path_ + ": block width must be positive");
+    block = CsrMatrix<double>{};
+    if (next_ >= snps_) return false;
+    const std::int64_t width = std::min(max_cols, snps_ - next_);
+    detail::check_allocation(bed_path_, "a block of SNPs", static_cast<std::uint64_t>(width),
+                             bytes_per_snp_);
+    buffer_.resize(static_cast<std::size_t>(width) * bytes_per_snp_);
+    if (fseeko(bed_.get(), static_cast<off_t>(3 + next_ * bytes_per_snp_), SEEK_SET) != 0 ||
+        std::fread(buffer_.data(), 1, buffer_.size(), bed_.get()) != buffer_.size())
+      throw FormatError(bed_path_, "read failed at SNP " + std::to_string(next_) +
+                                       " (was the file changed while being read?)");
+    block.num_rows = individuals_;
+    block.num_cols = width;
+    block.row_offsets.assign(static_cast<std::size_t>(individuals_) + 1, 0);
+    std::int64_t* const row_length = block.row_offsets.data() + 1;
+    for (std::int64_t s = 0; s < width; ++s)
+      for_each_genotype(
+          buffer_.data() + s * bytes_per_snp_, individuals_,
+          [&](std::int64_t i, int code) { row_length[i] += value_of_code_[code] != 0; });
+    std::partial_sum(block.row_offsets.begin(), block.row_offsets.end(), block.row_offsets.begin());
+    block.column_indices.resize(static_cast<std::size_t>(block.row_offsets.back()));
+    block.values.resize(block.column_indices.size());
+    std::vector<std::int64_t> next(block.row_offsets.begin(), block.row_offsets.end() - 1);
+    for (std::int64_t s = 0; s < width; ++s)
+      for_each_genotype(buffer_.data() + s * bytes_per_snp_, individuals_,
+                        [&](std::int64_t i, int code) {
+                          if (value_of_code_[code] == 0) return;
+                          const auto at = next[i]++;
+                          block.column_indices[at] = static_cast<std::int32_t>(s);
+                          block.values[at] = value_of_code_[code];
+                        });
+    next_ += width;
+    return true;
+  }
+  void skip_columns(std::int64_t count) override {
+    next_ = std::min(snps_, next_ + std::max<std::int64_t>(0, count));
+  }
+
+ private:
+  std::array<std::uint8_t, 4> value_of_code_;
+  std::string bed_path_;
+  std::int64_t individuals_ = 0, snps_ = 0, next_ = 0;
+  std::uint64_t bytes_per_snp_ = 0;
+  std::unique_ptr<std::FILE, FileCloser> bed_;
+  std::vector<unsigned char> buffer_;
+};
+
+}  // namespace
+
+std::unique_ptr<ColumnBlockSource> open_plink_blocks(const std::string& path,
+                                                     const PlinkReadOptions& options) {
+  return std::make_unique<PlinkBlocks>(path, options);
+}
+
 PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& options) try {
   const std::string base = plink_base_name(path);
   const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";

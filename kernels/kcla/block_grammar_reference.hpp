@@ -1,0 +1,59 @@
+// The obviously-correct product of chosen rows of a block grammar on the host: each
+// sampled row expanded symbol by symbol from its grammar, block by block, in the
+// semiring. Checks products of panels whose CSR does not fit in memory (kcla multiply
+// --verify on a block file), in time proportional to the sampled rows' entries.
+#pragma once
+
+#include <kcla/block_grammar.hpp>
+#include <kcla/semiring.hpp>
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace kcla::reference {
+
+/// y[i * B + b] = (row rows[i] of the held blocks) . x[:, b] in Semiring; x is num_cols x B
+/// (vector innermost). Rows must be ascending. Booleans come back as char (std::vector<bool>
+/// packs bits).
+template <class Semiring, class X>
+auto block_rows_multiply(const BlockGrammar& g, const std::vector<std::int64_t>& rows, const X& x,
+                         std::int64_t B) {
+  using T = typename Semiring::value_type;
+  using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
+  std::vector<H> y(rows.size() * static_cast<std::size_t>(B), static_cast<H>(Semiring::zero()));
+  std::vector<symbol_t> stack;
+  for (std::size_t i = 0; i < g.grammars.size(); ++i) {
+    const auto& e = g.extent_of(i);
+    const auto& grammar = g.grammars[i];
+    const auto terminals = grammar.num_terminals();
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      const auto r = rows[k];
+      if (r < e.row_begin || r >= e.row_end) continue;
+      const auto local = r - e.row_begin;
+      for (auto p = grammar.row_offsets[local]; p < grammar.row_offsets[local + 1]; ++p) {
+        stack.assign(1, grammar.sequence[p]);
+        while (!stack.empty()) {  // left to right through the symbol's expansion
+          const symbol_t s = stack.back();
+          stack.pop_back();
+          if (s >= terminals) {
+            stack.push_back(grammar.rule_right[s - terminals]);
+            stack.push_back(grammar.rule_left[s - terminals]);
+            continue;
+          }
+          const auto column = e.col_begin + grammar.terminal_columns[s];
+          const T coefficient = Semiring::coefficient(grammar.values[grammar.terminal_values[s]]);
+          for (std::int64_t b = 0; b < B; ++b) {
+            auto& out = y[k * B + b];
+            out = static_cast<H>(
+                Semiring::combine(static_cast<T>(out),
+                                  Semiring::leaf(coefficient, static_cast<T>(x[column * B + b]))));
+          }
+        }
+      }
+    }
+  }
+  return y;
+}
+
+}  // namespace kcla::reference
