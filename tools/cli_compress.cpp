@@ -172,6 +172,34 @@ int run_info(int argc, char** argv) {
   }
   args.allow_only({"cols", "block-rows", "threads", "help", "quiet"});
   if (args.positional().size() != 1) throw UsageError("info needs exactly one FILE (see --help)");
+  if (is_block_grammar_hdf5(args.positional()[0])) {
+    const auto path = args.positional()[0];
+    const auto g = read_block_grammar_hdf5(path);
+    std::int64_t nnz = 0, rules = 0, sequence = 0, device = 0, depth = 0;
+    for (const auto& block : g.grammars) {
+      const auto m = compute_metrics(block);
+      nnz += m.nnz;
+      rules += m.rules;
+      sequence += m.sequence;
+      depth = std::max<std::int64_t>(depth, m.depth);
+      device += std::min(m.full_array_bytes(1, 4), m.layered_bytes(1, 4));
+    }
+    const double entries = static_cast<double>(g.num_rows()) * static_cast<double>(g.num_cols());
+    std::printf("%s\n", path.c_str());
+    std::printf("block grammar: shape %lld x %lld, nnz %lld, %lld blocks\n",
+                static_cast<long long>(g.num_rows()), static_cast<long long>(g.num_cols()),
+                static_cast<long long>(nnz), static_cast<long long>(g.layout.num_blocks()));
+    std::printf("|R| %lld, |C| %lld, deepest block L %lld\n", static_cast<long long>(rules),
+                static_cast<long long>(sequence), static_cast<long long>(depth));
+    std::printf(
+        "bytes: file %s; device (fp32, B=1, best schedule per block) %s; CSR (fp32, "
+        "int32) %s; 2-bit %s; dense fp32 %s\n",
+        megabytes(static_cast<double>(std::filesystem::file_size(path))).c_str(),
+        megabytes(static_cast<double>(device)).c_str(),
+        megabytes(8.0 * static_cast<double>(nnz) + 8.0 * (g.num_rows() + 1)).c_str(),
+        megabytes(entries / 4).c_str(), megabytes(entries * 4).c_str());
+    return ok;
+  }
   const auto g =
       load_grammar(args.positional()[0], args, !args.has("quiet") && stderr_is_terminal());
   std::printf("%s\n", args.positional()[0].c_str());

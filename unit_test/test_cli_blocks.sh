@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End to end: block grammar files. `kcla compress --block-cols` on Matrix Market and on a
+# PLINK fileset (streamed from the .bed), `kcla info` and `kcla multiply --verify` in every
+# semiring on the block file, the same y as the single grammar; the memory limit's error;
+# and, when MPIEXEC is given, compress and multiply under mpiexec with 2-4 ranks giving
+# the single-process file and y.
+#
+#   test_cli_blocks.sh KCLA_BINARY WORK_DIR [MPIEXEC]
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+mpiexec=${3:-}
+# shellcheck source=cli_test_lib.sh
+source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
+
+# --- a Matrix Market matrix with repeated rows, integer values (exact sums) -------------
+{
+  echo "%%MatrixMarket matrix coordinate real general"
+  echo "30 40 0"
+  for r in $(seq 1 30); do
+    for c in $(seq 1 40); do
+      if [ $(((r * 7 + c * 3) % 5)) -lt 2 ] || [ $(((r % 4) * c % 7)) -eq 1 ]; then
+        echo "$r $c $(((r + c) % 3 + 1))"
+      fi
+    done
+  done
+} > m.mtx
+sed -i "2s/.*/30 40 $(($(wc -l < m.mtx) - 2))/" m.mtx
+run 0 "$kcla" compress m.mtx -o single.h5 --quiet
+run 0 "$kcla" compress m.mtx -o blocks.h5 --block-cols 7 --threads 2 --quiet
+has out.txt "compressed m.mtx -> blocks.h5 .*"
+has out.txt "6 blocks of 7 columns"
+has out.txt "throughput: .* M nonzeros/s; peak RSS"
+run 0 "$kcla" info blocks.h5
+has out.txt "block grammar: shape 30 x 40, nnz [0-9]+, 6 blocks"
+for s in plus_times boolean min_plus; do
+  run 0 "$kcla" multiply blocks.h5 --semiring "$s" --verify --verify-rows 0 --repeat 2
+  has out.txt "verify: 30 rows x 1 vectors"
+  has out.txt "OK"
+  run 0 "$kcla" multiply blocks.h5 --semiring "$s" --batch 4 --verify --repeat 1
+  has out.txt "OK"
+done
+seq 1 40 | awk '{print ($1 % 5) - 2}' > x.txt
+run 0 "$kcla" multiply single.h5 --x x.txt -o y_single.txt --repeat 1
+run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_blocks.txt --repeat 1
+cmp -s y_single.txt y_blocks.txt || fail "block and single grammar give different y"
+
+# --- a PLINK fileset (random codes, missing calls too), streamed from the .bed ---------
+for i in $(seq 1 9); do echo "f$i i$i 0 0 1 -9"; done > p.fam
+for j in $(seq 1 50); do echo "1 s$j 0 $j A C"; done > p.bim
+{ printf '\x6c\x1b\x01'; head -c $((50 * 3)) /dev/urandom; } > p.bed
+run 0 "$kcla" compress p.bed -o p.h5 --block-cols 8 --quiet
+has out.txt "7 blocks of 8 columns"
+run 0 "$kcla" multiply p.h5 --verify --verify-rows 0 --batch 3 --repeat 1
+has out.txt "OK"
+run 0 "$kcla" compress p -o p_single.h5 --quiet
+run 0 "$kcla" multiply p_single.h5 --seed 7 -o y1.txt --repeat 1
+run 0 "$kcla" multiply p.h5 --seed 7 -o y2.txt --repeat 1
+paste y1.txt y2.txt | awk '{d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * (1 + ($1 < 0 ? -$1 : $1))) bad = 1} END {exit bad}' ||
+  fail "PLINK block and single grammar products differ"
+
+# --- limits and errors ---------------------------------------------------------------
+run 1 "$kcla" compress m.mtx -o tiny.h5 --block-cols 20 --memory-limit 1K
+has err.txt "memory limit"
+has err.txt "--block-cols"
+[ ! -e tiny.h5 ] || fail "a failed block compress left tiny.h5 behind"
+[ -z "$(ls -A | grep '\.tmp\.')" ] || fail "a temporary file was left behind"
+run 2 "$kcla" compress m.mtx -o x.h5 --block-cols 5 --memory-limit lots
+has err.txt "memory-limit"
+run 2 "$kcla" multiply blocks.h5 --compare
+
+# --- MPI ranks: the same file content and y as one process ------------------------------
+if [ -n "$mpiexec" ]; then
+  export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMP_NUM_THREADS=1
+  for np in 2 4; do
+    run 0 "$mpiexec" -np $np "$kcla" compress m.mtx -o mpi$np.h5 --block-cols 7 --threads 1 --quiet
+    has out.txt "($np ranks x 1 threads)"
+    run 0 "$kcla" multiply mpi$np.h5 --x x.txt -o y_mpi_file$np.txt --repeat 1
+    cmp -s y_single.txt y_mpi_file$np.txt || fail "the file $np ranks wrote gives another y"
+  done
+  for np in 2 3; do
+    run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --x x.txt -o y_ranks$np.txt --verify --repeat 2
+    has out.txt "$np ranks"
+    has out.txt "reduction host-staged"
+    has out.txt "OK"
+    cmp -s y_single.txt y_ranks$np.txt || fail "$np ranks give another y"
+    for s in boolean min_plus; do
+      run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --semiring $s --batch 2 --verify --repeat 1
+      has out.txt "OK"
+    done
+  done
+fi
+echo "all block CLI checks passed"
