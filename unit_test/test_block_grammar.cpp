@@ -2,6 +2,7 @@
 // and products over blocks in every semiring against the CSR reference.
 #include <kcla/block_compress.hpp>
 #include <kcla/block_grammar_multiply.hpp>
+#include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
 #include <kcla/repair.hpp>
 
@@ -309,6 +310,56 @@ TEST(BlockGrammarMultiply, RejectsOperandsOfTheWrongShape) {
   kcla::BlockGrammarMatrix<double, memory> A(column_blocked(a, 30));
   Kokkos::View<double*, memory> x("x", 99), y("y", 10);
   EXPECT_THROW(kcla::multiply(exec(), A, x, y), kcla::InvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+// A workspace budget smaller than B vectors need: the product runs in chunks of vectors
+// and gives the same Y.
+TEST(BlockGrammarMultiply, WorkspaceBudgetRunsInVectorChunks) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 40, 600);
+  const auto bg = column_blocked(a, 150);
+  const std::int64_t B = 11;
+  Kokkos::View<double**, Kokkos::LayoutRight, memory> x("x", 600, B), y0("y0", 40, B),
+      y1("y1", 40, B), y2("y2", 40, B);
+  auto xh = Kokkos::create_mirror_view(x);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t k = 0; k < xh.span(); ++k) xh.data()[k] = u(gen);
+  Kokkos::deep_copy(x, xh);
+  kcla::BlockGrammarMatrix<double, memory> unbounded(bg);
+  kcla::multiply(exec(), unbounded, x, y0);
+  kcla::GrammarMatrixOptions tight;
+  tight.schedule = kcla::SweepSchedule::full_array;
+  // Room for about three vectors of the largest block's slots.
+  std::int64_t rules = 0;
+  for (const auto& g : bg.grammars) rules = std::max(rules, g.num_rules());
+  tight.workspace_budget_bytes = 3 * rules * 8 + 8;
+  kcla::BlockGrammarMatrix<double, memory> bounded(bg, tight);
+  kcla::multiply(exec(), bounded, x, y1);
+  kcla::GrammarMatrix<double, memory> single(bg.grammars[0], tight);
+  Kokkos::fence();
+  EXPECT_LE(static_cast<std::int64_t>(bounded.buffers().workspace.span() * 8),
+            tight.workspace_budget_bytes + 8);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y0);
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y1);
+  for (std::size_t k = 0; k < h0.span(); ++k) ASSERT_NEAR(h0.data()[k], h1.data()[k], 1e-10) << k;
+  // The same for one grammar.
+  Kokkos::View<double**, Kokkos::LayoutRight, memory> xs("xs", bg.grammars[0].num_cols, B);
+  const std::int64_t first_cols = bg.grammars[0].num_cols;
+  Kokkos::deep_copy(xs,
+                    Kokkos::subview(x, std::make_pair(std::int64_t(0), first_cols), Kokkos::ALL));
+  kcla::GrammarMatrix<double, memory> whole(bg.grammars[0]);
+  kcla::multiply(exec(), whole, xs, y0);
+  kcla::multiply(exec(), single, xs, y2);
+  Kokkos::fence();
+  EXPECT_LE(static_cast<std::int64_t>(single.plan().workspace.span() * 8),
+            tight.workspace_budget_bytes + 8);
+  Kokkos::deep_copy(h0, y0);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y2);
+  for (std::size_t k = 0; k < h0.span(); ++k) ASSERT_NEAR(h0.data()[k], h2.data()[k], 1e-10) << k;
 }
 
 }  // namespace

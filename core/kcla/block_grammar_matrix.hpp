@@ -19,8 +19,9 @@ namespace detail {
 /// Buffers the blocks of one matrix share (grown on demand, never shrunk).
 template <class MemorySpace>
 struct BlockProductBuffers {
-  Kokkos::View<std::uint64_t*, MemorySpace> workspace;  // value slots of any block's sweep
-  Kokkos::View<std::uint64_t*, MemorySpace> partial;    // one block's rows x vectors result
+  Kokkos::View<std::uint64_t*, MemorySpace> workspace;         // value slots of any block's sweep
+  Kokkos::View<std::uint64_t*, MemorySpace> partial;           // one block's rows x vectors result
+  Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;  // products in vector chunks
 };
 }  // namespace detail
 

@@ -69,6 +69,8 @@ struct SweepPlan {
   Kokkos::View<std::int64_t*, MemorySpace> occurrence_offsets, occurrence_units;
   std::int64_t occurrence_unit_vectors = 0;
   Kokkos::View<std::uint64_t*, MemorySpace> row_copies;
+  // Products in chunks of vectors (workspace budget): gathered x and y columns.
+  Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
   // SweepLaunch::graph: the captured launch sequence and what it was captured for.
@@ -140,7 +142,8 @@ class GrammarMatrix {
         p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8 +
         p.chunk_first_row.span() * 8 + p.occurrence_codes.span() * 4 +
         p.occurrence_rows.span() * 4 + p.occurrence_offsets.span() * 8 +
-        p.occurrence_units.span() * 8 + p.row_copies.span() * 8);
+        p.occurrence_units.span() * 8 + p.row_copies.span() * 8 + p.chunk_x.span() * 8 +
+        p.chunk_y.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 

@@ -12,6 +12,7 @@
 #include <kcla/block_grammar_matrix.hpp>
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
+#include <kcla/detail/vector_chunks.hpp>
 #include <kcla/semiring.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -103,7 +104,20 @@ void multiply(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Memor
       x, y, A.num_rows(), A.num_cols(), "block matrix " + std::to_string(A.num_rows()),
       "block matrix " + std::to_string(A.num_cols()) + " columns");
   if (vectors == 0) return;
-  detail::block_sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+  // The smallest chunk any block's budget allows.
+  std::int64_t chunk = vectors;
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
+    chunk = std::min(chunk, detail::vectors_per_chunk(A.block(i), vectors, sizeof(value_type)));
+  if (chunk >= vectors) {
+    detail::block_sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+    return;
+  }
+  auto& buffers = A.buffers();
+  detail::in_vector_chunks<value_type>(
+      exec, x.data(), y.data(), A.num_cols(), A.num_rows(), vectors, chunk, buffers.chunk_x,
+      buffers.chunk_y, [&](const value_type* xc, value_type* yc, std::int64_t width) {
+        detail::block_sweep<semiring>(exec, A, xc, yc, width, launch);
+      });
 }
 
 }  // namespace kcla

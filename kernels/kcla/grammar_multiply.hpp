@@ -8,11 +8,13 @@
 // x: rank-1 View of num_cols values, or rank-2 (num_cols x B, LayoutRight: the B values of
 // one column contiguous); y likewise with num_rows. y is overwritten. The product runs on
 // `exec` (asynchronous like any Kokkos kernel). One product at a time per matrix: the
-// matrix owns the workspace its products reuse.
+// matrix owns the workspace its products reuse. With a workspace budget
+// (GrammarMatrixOptions::workspace_budget_bytes), B vectors that do not fit run in chunks.
 #pragma once
 
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
+#include <kcla/detail/vector_chunks.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/semiring.hpp>
@@ -40,7 +42,17 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
       x, y, A.num_rows(), A.num_cols(), "matrix " + std::to_string(A.num_rows()),
       "matrix " + std::to_string(A.num_cols()) + " columns");
   if (vectors == 0) return;
-  detail::sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+  const std::int64_t chunk = detail::vectors_per_chunk(A, vectors, sizeof(value_type));
+  if (chunk >= vectors) {
+    detail::sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+    return;
+  }
+  auto& plan = A.plan();
+  detail::in_vector_chunks<value_type>(
+      exec, x.data(), y.data(), A.num_cols(), A.num_rows(), vectors, chunk, plan.chunk_x,
+      plan.chunk_y, [&](const value_type* xc, value_type* yc, std::int64_t width) {
+        detail::sweep<semiring>(exec, A, xc, yc, width, launch);
+      });
 }
 
 }  // namespace kcla
