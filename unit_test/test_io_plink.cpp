@@ -242,6 +242,68 @@ void check_real_fileset(const std::string& name, std::int64_t individuals, std::
   }
 }
 
+// The streaming block reader gives read_plink's matrix, block by block, for any width,
+// with seeks past skipped SNPs, and the same errors naming the file.
+TEST(PlinkBlocks, BlocksConcatenateToTheWholeMatrix) {
+  kcla::test::TempDir tmp;
+  auto gen = kcla::test::rng();
+  for (std::size_t individuals : {1, 5, 13, 64}) {
+    const std::size_t snps = 20 + gen() % 40;
+    const auto g = random_genotypes(gen, individuals, snps);
+    const auto base = tmp.path("b" + std::to_string(individuals));
+    write_plink(base, g, snps);
+    const auto whole = kcla::read_plink(base).matrix;
+    for (std::int64_t width : {1, 3, 8, 100}) {
+      auto source = kcla::open_plink_blocks(base);
+      ASSERT_EQ(source->num_rows(), static_cast<std::int64_t>(individuals));
+      ASSERT_EQ(source->num_cols(), static_cast<std::int64_t>(snps));
+      std::int64_t col = 0;
+      kcla::CsrMatrix<double> block;
+      if (width == 3) {  // start past the first 5 SNPs, as a rank does
+        source->skip_columns(5);
+        col = 5;
+      }
+      while (source->next_block(width, block)) {
+        block.validate();
+        for (std::int64_t i = 0; i < block.num_rows; ++i)
+          for (auto k = block.row_offsets[i]; k < block.row_offsets[i + 1]; ++k)
+            ASSERT_EQ(entry(whole, i, static_cast<std::int32_t>(col + block.column_indices[k])),
+                      block.values[k]);
+        std::int64_t row_nnz = 0;
+        for (std::int64_t i = 0; i < block.num_rows; ++i)
+          for (auto k = whole.row_offsets[i]; k < whole.row_offsets[i + 1]; ++k)
+            row_nnz +=
+                whole.column_indices[k] >= col && whole.column_indices[k] < col + block.num_cols;
+        EXPECT_EQ(block.nnz(), row_nnz);
+        col += block.num_cols;
+      }
+      EXPECT_EQ(col, static_cast<std::int64_t>(snps));
+    }
+  }
+}
+
+TEST(PlinkBlocks, BadFilesetsNameTheFile) {
+  kcla::test::TempDir tmp;
+  auto gen = kcla::test::rng();
+  const auto g = random_genotypes(gen, 9, 12);
+  const auto base = tmp.path("bad");
+  write_plink(base, g, 12);
+  {  // one byte short: the size check names the .bed and both counts
+    std::ifstream in(base + ".bed", std::ios::binary);
+    std::string bytes(std::istreambuf_iterator<char>(in), {});
+    bytes.pop_back();
+    std::ofstream(base + ".bed", std::ios::binary) << bytes;
+  }
+  EXPECT_TRUE(
+      throws_with<FormatError>([&] { kcla::open_plink_blocks(base); }, {"bad.bed", "size"}));
+  EXPECT_TRUE(
+      throws_with<FormatError>([&] { kcla::open_plink_blocks(tmp.path("none")); }, {"none.fam"}));
+  write_plink(base, g, 12);
+  auto source = kcla::open_plink_blocks(base);
+  kcla::CsrMatrix<double> block;
+  EXPECT_THROW(source->next_block(0, block), kcla::InvalidArgument);
+}
+
 TEST(PlinkRealData, MouseHs1940) {
   check_real_fileset("mouse_hs1940", 1940, 12226, false);
 }
