@@ -1,5 +1,6 @@
-// libFuzzer target: the input is an HDF5 grammar file (docs/fuzzing.md). HDF5 itself is
-// Debian's uninstrumented library: a memory error inside it shows only when it crashes.
+// libFuzzer target: the input is an HDF5 grammar or block grammar file (docs/fuzzing.md). HDF5
+// itself is Debian's uninstrumented library: a memory error inside it shows only when it crashes.
+#include <kcla/hdf5_block_grammar.hpp>
 #include <kcla/hdf5_grammar.hpp>
 
 #include "fuzz_support.hpp"
@@ -7,6 +8,15 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto path = kcla::fuzz::write_file("input.h5", data, size);
   kcla::is_hdf5_file(path);
+  // Every file through the block reader too (a plain grammar file reads as one block).
+  const auto b = kcla::fuzz::read_or_reject([&] { return kcla::read_block_grammar_hdf5(path); });
+  if (b) {
+    try {
+      b->validate("read_block_grammar_hdf5");
+    } catch (const std::exception& e) {
+      kcla::fuzz::finding("read_block_grammar_hdf5 returned an invalid block grammar", e.what());
+    }
+  }
   const auto g = kcla::fuzz::read_or_reject([&] { return kcla::read_grammar_hdf5(path); });
   if (!g) return 0;
   try {

@@ -32,6 +32,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The packed reader accepts exactly what read_plink accepts, and holds the same calls.
     const auto packed =
         kcla::fuzz::read_or_reject([&] { return kcla::read_plink_packed(base, options); });
+    const auto opened = kcla::fuzz::read_or_reject(
+        [&] { return kcla::open_plink_blocks(base, options) != nullptr; });
+    if (r.has_value() != opened.has_value())
+      kcla::fuzz::finding("read_plink and open_plink_blocks disagree on accepting the file", "");
     if (r.has_value() != packed.has_value())
       kcla::fuzz::finding("read_plink and read_plink_packed disagree on accepting the file",
                           r ? "read_plink accepted it" : "read_plink_packed accepted it");
@@ -41,6 +45,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         kcla::unpack_genotypes(*packed).column_indices != r->matrix.column_indices)
       kcla::fuzz::finding("read_plink_packed: calls differ from read_plink's", "");
     kcla::fuzz::check_canonical(r->matrix, "read_plink");
+    // The streaming block reader (blocks of 2 SNPs) gives the same calls.
+    const auto streamed = kcla::fuzz::read_or_reject([&] {
+      auto source = kcla::open_plink_blocks(base, options);
+      kcla::CsrMatrix<double> block;
+      std::int64_t blocks = 0, nonzeros = 0;
+      while (source->next_block(2, block)) {
+        ++blocks;
+        nonzeros += block.nnz();
+      }
+      return blocks == 2 ? nonzeros : -1;
+    });
+    if (!streamed || *streamed != r->matrix.nnz())
+      kcla::fuzz::finding("open_plink_blocks: rejects or splits a file read_plink accepts", "");
     if (r->matrix.num_rows != 5 || r->matrix.num_cols != 3 || r->num_missing > 15)
       kcla::fuzz::finding(
           "read_plink: wrong shape or missing count",

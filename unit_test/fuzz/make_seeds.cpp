@@ -4,6 +4,7 @@
 // files packed as fuzz_mm_repair.cpp reads them; FIXTURE_DIR is unit_test/data). The text
 // formats' seeds are committed under unit_test/fuzz/corpus/.
 #include <kcla/config.hpp>
+#include <kcla/hdf5_block_grammar.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/mm_repair.hpp>
 
@@ -91,6 +92,18 @@ int main(int argc, char** argv) try {
   fs::create_directories(out / "hdf5_grammar");
   for (const auto& [name, g] : grammars)
     kcla::write_grammar_hdf5((out / "hdf5_grammar" / (std::string(name) + ".h5")).string(), g);
+  // A block grammar file: every grammar above as one block of a block-diagonal layout.
+  kcla::BlockGrammar blocks;
+  for (const auto& [name, g] : grammars) {
+    const kcla::BlockExtent e{blocks.layout.num_rows, blocks.layout.num_rows + g.num_rows,
+                              blocks.layout.num_cols, blocks.layout.num_cols + g.num_cols};
+    blocks.layout.num_rows = e.row_end;
+    blocks.layout.num_cols = e.col_end;
+    blocks.block_ids.push_back(blocks.layout.num_blocks());
+    blocks.layout.blocks.push_back(e);
+    blocks.grammars.push_back(g);
+  }
+  kcla::write_block_grammar_hdf5((out / "hdf5_grammar" / "blocks.h5").string(), blocks);
 #endif
   return 0;
 } catch (const std::exception& e) {
