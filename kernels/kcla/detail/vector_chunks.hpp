@@ -37,6 +37,26 @@ T* chunk_buffer(Kokkos::View<std::uint64_t*, MemorySpace>& buffer, std::int64_t 
   return reinterpret_cast<T*>(buffer.data());
 }
 
+/// xc (cols x width) = columns [first, first + width) of x (cols x vectors).
+template <class T, class ExecutionSpace>
+void gather_vectors(const ExecutionSpace& exec, const T* x, T* xc, std::int64_t cols,
+                    std::int64_t vectors, std::int64_t first, std::int64_t width) {
+  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "kcla::vector_chunks::gather", policy(exec, 0, cols * width),
+      KOKKOS_LAMBDA(std::int64_t k) { xc[k] = x[(k / width) * vectors + first + k % width]; });
+}
+
+/// Columns [first, first + width) of y (rows x vectors) = yc (rows x width).
+template <class T, class ExecutionSpace>
+void scatter_vectors(const ExecutionSpace& exec, const T* yc, T* y, std::int64_t rows,
+                     std::int64_t vectors, std::int64_t first, std::int64_t width) {
+  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "kcla::vector_chunks::scatter", policy(exec, 0, rows * width),
+      KOKKOS_LAMBDA(std::int64_t k) { y[(k / width) * vectors + first + k % width] = yc[k]; });
+}
+
 /// Runs product(x_chunk, y_chunk, width) over chunks of `chunk` vectors of x (cols x
 /// vectors) and y (rows x vectors), both vector-innermost.
 template <class T, class ExecutionSpace, class MemorySpace, class Product>
@@ -44,18 +64,13 @@ void in_vector_chunks(const ExecutionSpace& exec, const T* x, T* y, std::int64_t
                       std::int64_t rows, std::int64_t vectors, std::int64_t chunk,
                       Kokkos::View<std::uint64_t*, MemorySpace>& x_buffer,
                       Kokkos::View<std::uint64_t*, MemorySpace>& y_buffer, Product&& product) {
-  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
   T* xc = chunk_buffer<T>(x_buffer, cols * chunk, "kcla::vector_chunks::x");
   T* yc = chunk_buffer<T>(y_buffer, rows * chunk, "kcla::vector_chunks::y");
   for (std::int64_t first = 0; first < vectors; first += chunk) {
     const std::int64_t width = std::min(chunk, vectors - first);
-    Kokkos::parallel_for(
-        "kcla::vector_chunks::gather", policy(exec, 0, cols * width),
-        KOKKOS_LAMBDA(std::int64_t k) { xc[k] = x[(k / width) * vectors + first + k % width]; });
+    gather_vectors(exec, x, xc, cols, vectors, first, width);
     product(static_cast<const T*>(xc), yc, width);
-    Kokkos::parallel_for(
-        "kcla::vector_chunks::scatter", policy(exec, 0, rows * width),
-        KOKKOS_LAMBDA(std::int64_t k) { y[(k / width) * vectors + first + k % width] = yc[k]; });
+    scatter_vectors(exec, static_cast<const T*>(yc), y, rows, vectors, first, width);
   }
 }
 
