@@ -74,6 +74,8 @@ int run_multiply(int argc, char** argv);
 /// kcla multiply on a block grammar file, and under mpirun (tools/cli_multiply_blocks.cpp).
 int run_multiply_blocks(const Arguments& args);
 int run_demo(int argc, char** argv);
+/// kcla generate (tools/cli_generate.cpp).
+int run_generate(int argc, char** argv);
 /// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
 int run_tlr(int argc, char** argv);
 

@@ -23,6 +23,8 @@ commands:
   tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
                           dense matrix, at a tolerance), `tlr info`, `tlr gemm` (timed
                           C = alpha op(A) op(B) + beta C, --verify)
+  generate -o BASE        a synthetic genotype panel of any size (haplotype mosaic),
+                          streamed to a PLINK fileset
   demo                    the main job on an embedded genotype panel: compress,
                           multiply on the best back end, verify against CSR, report
   version                 version and build configuration
@@ -52,6 +54,7 @@ int main(int argc, char** argv) {
     if (command == "compress") return kcla::cli::run_compress(argc, argv);
     if (command == "info") return kcla::cli::run_info(argc, argv);
     if (command == "multiply") return kcla::cli::run_multiply(argc, argv);
+    if (command == "generate") return kcla::cli::run_generate(argc, argv);
     if (command == "demo") return kcla::cli::run_demo(argc, argv);
     if (command == "tlr") return kcla::cli::run_tlr(argc, argv);
     if (command == "version" || command == "--version") {
