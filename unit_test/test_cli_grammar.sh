@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end: `kcla demo`, `kcla compress` (Matrix Market, PLINK written by the test),
 # `kcla info`, `kcla multiply --verify` in every semiring, batched, with --x and -o, and the
-# exit codes of usage errors (2) and bad input (1).
+# exit codes of usage errors (2) and bad input (1); `kcla generate` read back.
 #
 #   test_cli_grammar.sh KCLA_BINARY WORK_DIR
 set -u
@@ -54,6 +54,23 @@ has out.txt "best baseline: "
 if grep -q "disagrees" out.txt; then fail "a baseline disagrees with the host product"; fi
 # The input file may be compressed on the fly too.
 run 0 "$kcla" multiply m.mtx --verify --repeat 1 --quiet
+
+# --- kcla generate: a synthetic panel streamed to PLINK, then read back -------------------
+run 0 "$kcla" generate --samples 50 --variants 300 --seed 5 --threads 2 -o gen
+has out.txt "generated gen.bed/.bim/.fam: 50 samples x 300 variants"
+[ "$(wc -l < gen.fam)" -eq 50 ] && [ "$(wc -l < gen.bim)" -eq 300 ] || fail "gen.fam/.bim lines"
+[ "$(stat -c %s gen.bed)" -eq $((3 + 300 * 13)) ] || fail "gen.bed is not 3 + 300 x 13 bytes"
+run 0 "$kcla" generate --samples 50 --variants 300 --seed 5 --threads 1 --block-cols 7 -o gen2.bed
+cmp -s gen.bed gen2.bed || fail "kcla generate depends on the thread count or block width"
+run 0 "$kcla" info gen.bed
+has out.txt "shape +50 x 300"
+run 0 "$kcla" multiply gen --verify --repeat 1 --quiet
+has out.txt "verify: .*OK"
+run 2 "$kcla" generate --samples 50 -o x
+run 2 "$kcla" generate --samples 50 --variants 10 --ploidy 3 -o x
+has err.txt "ploidy must be 1 or 2"
+run 1 "$kcla" generate --samples 5 --variants 10 -o no/such/dir/x
+has err.txt "no/such/dir/x"
 
 # --- usage errors: exit 2 ---------------------------------------------------------------
 run 2 "$kcla"
