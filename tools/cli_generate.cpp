@@ -36,7 +36,7 @@ options:
   --sfs-exponent A       frequency density ~ f^-A (default 1, neutral)
   --seed S               random seed (default 1)
   --threads T            threads (default: all cores)
-  --block-cols C         variants per block (default: about 2^27 calls per block)
+  --block-cols C         variants per block (default: about 2^25 calls per block)
   --quiet                no progress line (it shows only on a terminal anyway)
 )";
 

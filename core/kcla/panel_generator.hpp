@@ -26,8 +26,9 @@
 //  * Spectrum shape. `sfs_exponent` a weights branches by (carriers / K)^(1 - a), so
 //    founder variants with k carriers have chance ~ k^-a; a = 1 is neutral.
 //
-// Streaming: memory is O(samples x ploidy + founders^2 / 64 + block) whatever the panel's
-// size; each haplotype's founder and next switch are carried from block to block.
+// Streaming: memory is O(samples x ploidy + founders) plus one block (its CSR, and its
+// haplotypes' and founders' alleles as bits) whatever the panel's size; each haplotype's
+// founder and next switch, and the current founder tree, carry from block to block.
 // Every random draw is a hash of (seed, what, which) (counter-based), so the panel depends
 // only on the options (including the seed), never on block widths or thread counts.
 #pragma once

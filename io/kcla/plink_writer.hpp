@@ -12,7 +12,7 @@
 namespace kcla {
 
 struct PlinkWriteOptions {
-  /// Columns per block asked of the source; 0: about 2^27 calls per block.
+  /// Columns per block asked of the source; 0: about 2^25 calls per block.
   std::int64_t block_cols = 0;
   /// Threads that pack a block into .bed codes; 0 = all cores (the files do not depend on it).
   int threads = 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -37,7 +38,7 @@ std::int64_t write_plink(ColumnBlockSource& source, const std::string& base_path
     throw InvalidArgument("write_plink: block_cols must be >= 0 (got " +
                           std::to_string(block_cols) + ")");
   if (block_cols == 0)
-    block_cols = std::clamp<std::int64_t>((std::int64_t{1} << 27) / std::max<std::int64_t>(rows, 1),
+    block_cols = std::clamp<std::int64_t>((std::int64_t{1} << 25) / std::max<std::int64_t>(rows, 1),
                                           64, std::int64_t{1} << 20);
 
   detail::AtomicFile fam(base + ".fam"), bim(base + ".bim"), bed(base + ".bed");
@@ -52,12 +53,13 @@ std::int64_t write_plink(ColumnBlockSource& source, const std::string& base_path
   bed.write(magic, 3);
 
   const auto code_of = codes_of_values(options.counted_allele);
-  // Every call starts as the code of 0; the last byte's padding bits stay 00 (as PLINK).
+  // Every call starts as the code of 0; the last byte's padding bits are 00 (as PLINK's).
   const std::int64_t bytes_per_snp = (rows + 3) / 4;
   const unsigned zeros = code_of[0] * 0x55u;
   const unsigned tail = static_cast<unsigned>(rows % 4);
   const unsigned last_byte = tail == 0 ? zeros : zeros & ((1u << (2 * tail)) - 1u);
-  constexpr std::int64_t tile = 256;  // rows per task: 64 bytes of each variant
+  constexpr std::int64_t tile = 256;   // rows per task: a cache line of each variant
+  constexpr std::int64_t chunk = 512;  // variants per pass: 32 KiB of codes
   const std::int64_t tiles = (rows + tile - 1) / tile;
 
   std::vector<unsigned char> codes;
@@ -75,31 +77,55 @@ std::int64_t write_plink(ColumnBlockSource& source, const std::string& base_path
     if (expected_cols >= 0 && written + width > expected_cols)
       throw FormatError(source.name(),
                         "more columns than the " + std::to_string(expected_cols) + " announced");
-    codes.assign(static_cast<std::size_t>(width * bytes_per_snp),
-                 static_cast<unsigned char>(zeros));
-    if (last_byte != zeros)
-      for (std::int64_t c = 0; c < width; ++c)
-        codes[static_cast<std::size_t>((c + 1) * bytes_per_snp - 1)] =
-            static_cast<unsigned char>(last_byte);
-    // Tasks own disjoint byte ranges of every variant (tile is a multiple of 4 rows).
+    codes.resize(static_cast<std::size_t>(width * bytes_per_snp));
+    // Each task owns the bytes of `tile` rows in every variant and packs them through a
+    // small buffer, `chunk` variants at a time: scattering straight into `codes` strides
+    // a page per call and ran at ~14 ns per nonzero.
     detail::run_tasks(options.threads, tiles, [&](std::int64_t t) {
-      for (std::int64_t r = t * tile; r < std::min(rows, (t + 1) * tile); ++r) {
-        const unsigned shift = 2 * static_cast<unsigned>(r % 4);
-        for (auto k = block.row_offsets[r]; k < block.row_offsets[r + 1]; ++k) {
-          const std::int64_t c = block.column_indices[k];
-          const double v = block.values[k];
-          if (c < 0 || c >= width)
-            throw FormatError(source.name(),
-                              "column index out of range at " + describe_entry(r, written + c));
-          if (!(v == 0 || v == 1 || v == 2))
-            throw FormatError(source.name(), "value " + std::to_string(v) + " at " +
-                                                 describe_entry(r, written + c) +
-                                                 " is not an allele count 0, 1 or 2");
-          auto& byte = codes[static_cast<std::size_t>(c * bytes_per_snp + r / 4)];
-          byte = static_cast<unsigned char>((byte & ~(3u << shift)) |
-                                            (code_of[static_cast<int>(v)] << shift));
+      const std::int64_t r0 = t * tile, r1 = std::min(rows, r0 + tile);
+      const std::int64_t first_byte = r0 / 4, bytes = (r1 - r0 + 3) / 4;
+      std::vector<std::int64_t> cursor(block.row_offsets.begin() + r0,
+                                       block.row_offsets.begin() + r1);
+      std::vector<unsigned char> local(static_cast<std::size_t>(chunk * bytes));
+      for (std::int64_t c0 = 0; c0 < width; c0 += chunk) {
+        const std::int64_t c1 = std::min(width, c0 + chunk);
+        std::fill(local.begin(), local.end(), static_cast<unsigned char>(zeros));
+        if (r1 == rows)
+          for (std::int64_t c = 0; c < c1 - c0; ++c)
+            local[static_cast<std::size_t>(c * bytes + bytes - 1)] =
+                static_cast<unsigned char>(last_byte);
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const unsigned shift = 2 * static_cast<unsigned>(r % 4);
+          unsigned char* const row_bytes = local.data() + (r - r0) / 4;
+          auto k = cursor[static_cast<std::size_t>(r - r0)];
+          for (const auto end = block.row_offsets[r + 1]; k < end; ++k) {
+            const std::int64_t c = block.column_indices[k];
+            if (c >= c1) break;
+            const double v = block.values[k];
+            if (c < c0)
+              throw FormatError(source.name(), "column index " + std::to_string(c) +
+                                                   " out of order or range at row " +
+                                                   std::to_string(r) + " of the block at column " +
+                                                   std::to_string(written));
+            if (!(v == 0 || v == 1 || v == 2))
+              throw FormatError(source.name(), "value " + std::to_string(v) + " at " +
+                                                   describe_entry(r, written + c) +
+                                                   " is not an allele count 0, 1 or 2");
+            auto& byte = row_bytes[(c - c0) * bytes];
+            byte = static_cast<unsigned char>((byte & ~(3u << shift)) |
+                                              (code_of[static_cast<int>(v)] << shift));
+          }
+          cursor[static_cast<std::size_t>(r - r0)] = k;
         }
+        for (std::int64_t c = c0; c < c1; ++c)
+          std::memcpy(codes.data() + c * bytes_per_snp + first_byte,
+                      local.data() + (c - c0) * bytes, static_cast<std::size_t>(bytes));
       }
+      for (std::int64_t r = r0; r < r1; ++r)
+        if (const auto k = cursor[static_cast<std::size_t>(r - r0)]; k != block.row_offsets[r + 1])
+          throw FormatError(source.name(),
+                            "column index out of range at " +
+                                describe_entry(r, written + block.column_indices[k]));
     });
     bed.write(codes.data(), codes.size());
     text.clear();
