@@ -4,6 +4,8 @@
 // kcla::read_plink, and the errors of bad options.
 #include "test_support.hpp"
 
+#include <kcla/block_compress.hpp>
+#include <kcla/block_grammar.hpp>
 #include <kcla/panel_generator.hpp>
 #include <kcla/plink.hpp>
 #include <kcla/plink_writer.hpp>
@@ -116,6 +118,40 @@ TEST(PanelGenerator, SameMatrixForAnyBlockWidthAndThreadCount) {
   EXPECT_TRUE(kcla::test::csr_equal(read_in_blocks(source, 1000), whole));
   o.seed += 1;  // and another seed is another panel
   EXPECT_FALSE(kcla::test::csr_equal(kcla::generate_mosaic_panel(o), whole));
+}
+
+TEST(PanelGenerator, SkipColumnsLandsWhereReadingWould) {
+  auto o = small_options();
+  const auto whole = kcla::generate_mosaic_panel(o);
+  for (std::int64_t skip : {0, 1, 19, 20, 999, 1000, 1234, 1999, 2000, 5000}) {
+    o.threads = skip % 2 ? 1 : 3;
+    MosaicPanelSource source(o);
+    CsrMatrix<double> block;
+    source.next_block(10, block);  // a skip from the middle of the panel, too
+    source.skip_columns(skip);
+    const std::int64_t from = std::min<std::int64_t>(10 + skip, o.variants);
+    EXPECT_EQ(source.position(), from);
+    EXPECT_TRUE(kcla::test::csr_equal(read_in_blocks(source, 300),
+                                      kcla::column_slice(whole, from, o.variants)))
+        << "after skipping " << skip;
+  }
+  MosaicPanelSource source(o);  // two skips in a row
+  source.skip_columns(500);
+  source.skip_columns(3);
+  EXPECT_TRUE(kcla::test::csr_equal(read_in_blocks(source, 700),
+                                    kcla::column_slice(whole, 503, o.variants)));
+}
+
+TEST(PanelGenerator, FeedsBlockCompressionDirectly) {
+  auto o = small_options();
+  const auto whole = kcla::generate_mosaic_panel(o);
+  MosaicPanelSource source(o);
+  kcla::BlockCompressOptions c;
+  c.block_cols = 500;
+  c.threads = 2;
+  const auto grammar = kcla::compress_blocks(source, c);
+  EXPECT_EQ(grammar.layout.num_blocks(), 4);
+  EXPECT_TRUE(kcla::test::csr_equal(grammar.decompress(), whole));
 }
 
 /// Derived-allele counts per variant.

@@ -70,6 +70,9 @@ class MosaicPanelSource : public ColumnBlockSource {
   std::int64_t num_cols() const override;
   std::string name() const override;
   bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override;
+  /// Advances every haplotype's runs and the founder trees past `count` columns without
+  /// making them: O(haplotypes + switches + trees), for a rank starting at its share.
+  void skip_columns(std::int64_t count) override;
 
   /// Starts again at column 0 (the same panel).
   void rewind();

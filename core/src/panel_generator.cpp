@@ -172,6 +172,7 @@ struct MosaicPanelSource::Impl {
   std::int64_t tree_index = -1;
   std::int64_t tree_end = 0;  ///< first variant after the current tree's span
   FounderTree tree;
+  bool tree_built = false;                  ///< false after skip_columns moved past the built tree
   std::vector<std::int32_t> founder;        ///< per haplotype: founder copied now
   std::vector<std::int64_t> next_switch;    ///< per haplotype: first variant of the next run
   std::vector<std::uint64_t> switch_count;  ///< per haplotype: runs started so far
@@ -201,10 +202,23 @@ struct MosaicPanelSource::Impl {
     position = 0;
     tree_index = -1;
     tree_end = 0;
+    tree_built = false;
     founder.assign(static_cast<std::size_t>(haplotypes), 0);
     next_switch.assign(static_cast<std::size_t>(haplotypes), 0);
     switch_count.assign(static_cast<std::size_t>(haplotypes), 0);
     for (std::int64_t h = 0; h < haplotypes; ++h) start_run(h, 0);
+  }
+
+  Stream tree_stream() const {
+    return Stream{hash_key(options.seed, tree_domain, static_cast<std::uint64_t>(tree_index))};
+  }
+
+  /// Moves to the founder tree whose span holds variant j (its shape is not built).
+  void advance_trees(std::int64_t j) {
+    while (j >= tree_end) {
+      ++tree_index;
+      tree_end += tree_stream().run_length(log_tree_stay);
+    }
   }
 
   /// Founder alleles and recent mutations of variants [position, position + width).
@@ -214,12 +228,18 @@ struct MosaicPanelSource::Impl {
     std::vector<std::int32_t> mutation_founder;
     std::vector<std::int32_t> mutation_column;
     std::vector<std::uint64_t> mutation_threshold;
+    if (!tree_built && position < tree_end) {  // skip_columns ended inside this tree
+      Stream s = tree_stream();
+      s.run_length(log_tree_stay);
+      tree.build(k, options.sfs_exponent, s);
+    }
+    tree_built = true;
     for (std::int64_t c = 0; c < width; ++c) {
       const std::int64_t j = position + c;
-      while (j >= tree_end) {  // the next founder genealogy
-        ++tree_index;
-        Stream s{hash_key(options.seed, tree_domain, static_cast<std::uint64_t>(tree_index))};
-        tree_end += s.run_length(log_tree_stay);
+      if (j >= tree_end) {  // the next founder genealogy
+        advance_trees(j);
+        Stream s = tree_stream();
+        s.run_length(log_tree_stay);  // its span, drawn by advance_trees
         tree.build(k, options.sfs_exponent, s);
       }
       Stream s{hash_key(options.seed, variant_domain, static_cast<std::uint64_t>(j))};
@@ -400,6 +420,26 @@ bool MosaicPanelSource::next_block(std::int64_t max_cols, CsrMatrix<double>& blo
   });
   m.position += width;
   return true;
+}
+
+void MosaicPanelSource::skip_columns(std::int64_t count) {
+  auto& m = *impl_;
+  const std::int64_t target =
+      m.position + std::clamp<std::int64_t>(count, 0, m.options.variants - m.position);
+  if (target == m.position) return;
+  // The state next_block would leave: every switch at or before the last skipped column
+  // taken (a run ending there starts the next one), the tree of that column current.
+  const std::int64_t last = target - 1;
+  if (last >= m.tree_end) {
+    m.advance_trees(last);
+    m.tree_built = false;
+  }
+  constexpr std::int64_t tile = 4096;
+  detail::run_tasks(m.options.threads, (m.haplotypes + tile - 1) / tile, [&](std::int64_t t) {
+    for (std::int64_t h = t * tile; h < std::min(m.haplotypes, (t + 1) * tile); ++h)
+      while (m.next_switch[h] <= target) m.start_run(h, m.next_switch[h]);
+  });
+  m.position = target;
 }
 
 CsrMatrix<double> generate_mosaic_panel(const MosaicPanelOptions& options) {
