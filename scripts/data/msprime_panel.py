@@ -37,7 +37,8 @@ def write_plink(ts, base, ploidy):
     """Streams the tree sequence's variants into BASE.bed (SNP-major), .bim and .fam,
     under temporary names renamed at the end (the .bed last)."""
     n = ts.num_samples // ploidy
-    # .bed codes with A1 (the derived allele) counted: 2 -> 00, 1 -> 10, 0 -> 11.
+    # .bed codes with A1 (the derived allele) counted: 2 -> 00, 1 -> 10, 0 -> 11 (a haploid
+    # carrier is written as a heterozygote, which kcla reads back as 1).
     code_of = np.array([3, 2, 0], dtype=np.uint8)
     padded = (n + 3) // 4 * 4
     codes = np.zeros(padded, dtype=np.uint8)  # padding calls stay 00, as PLINK writes them
