@@ -163,7 +163,10 @@ double median_seconds(int repeat, F&& product) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // The command line is ours (Kokkos would take --threads); Kokkos reads KOKKOS_* variables.
+  int kokkos_argc = 1;
+  char* kokkos_argv[] = {argv[0], nullptr};
+  Kokkos::ScopeGuard kokkos(kokkos_argc, kokkos_argv);
   try {
     const Settings s = parse(argc, argv);
     kcla::MosaicPanelSource generator(s.panel);
