@@ -28,7 +28,7 @@ int size_of(MPI_Comm comm) {
 }
 
 // The same decision on every rank: true when any rank passes true.
-bool any_rank(MPI_Comm comm, bool mine) {
+[[maybe_unused]] bool any_rank(MPI_Comm comm, bool mine) {
   int in = mine ? 1 : 0, out = 0;
   MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, comm);
   return out != 0;
