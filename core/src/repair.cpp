@@ -3,7 +3,16 @@
 // priority queue (buckets 2 .. sqrt(n)-1 exact, one unsorted list above), giving expected
 // linear time. Matrix-specific simplification: inside a CSRV row every column is distinct,
 // so no symbol ever repeats inside a row; pairs (a, a) and overlapping occurrences cannot
-// arise, and replacing one pair never disturbs the occurrence list being walked.
+// arise, a pair occurs at most once per row, and replacing one pair never disturbs the
+// occurrence list being walked.
+//
+// Every occurrence of a pair is created in one go: by the initial pass when both symbols
+// are terminals, else by the replacement that created the newer symbol (only that pass
+// makes pairs with it). A pair left with fewer than two occurrences can therefore never
+// be replaced, and it is dropped from the table at once: the table, the records and the
+// queue hold only the pairs that can still win, and a neighbour pair not found on
+// replacement simply has nothing to unlink. The grammar is the one the full bookkeeping
+// gives (the queue never holds pairs of count < 2).
 #include <kcla/detail/hash_map.hpp>
 #include <kcla/repair.hpp>
 
@@ -24,12 +33,53 @@ constexpr index_t kNone = -1;
 constexpr symbol_t kDelimiter = -1;  // row end: never part of a pair
 constexpr symbol_t kHole = -2;       // a position emptied by a replacement
 
+inline void prefetch(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
+
+inline std::uint64_t pair_key(symbol_t a, symbol_t b) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
+         static_cast<std::uint32_t>(b);
+}
+// 32 bits of a strong 64-bit mix: the table's home slot is its top bits, and the rest
+// filters probes without touching the record.
+inline std::uint32_t pair_hash(symbol_t a, symbol_t b) {
+  return static_cast<std::uint32_t>(detail::mix64(pair_key(a, b)) >> 32);
+}
+
 struct PairRecord {
   symbol_t left, right;
   index_t count;
   index_t first;  // head of the occurrence list (position of the left symbol)
   index_t queue_prev, queue_next;
-  index_t bucket;  // queue bucket it sits in, or kNone
+};
+
+// Occurrence-list links of a live position, or the hole-run ends of a hole (see
+// next_live); next and prev side by side so one cache line serves both.
+struct Link {
+  index_t next, prev;
+};
+
+// Open addressing (linear probing, load <= 1/2) from a pair to its record id. A slot
+// keeps the pair's hash next to the id: probing compares hashes only, growing and
+// backward-shift deletion never read a record.
+struct Slot {
+  std::uint32_t hash;
+  index_t id;  // kNone: empty
+};
+
+// Looks ahead of the occurrence being replaced: the neighbours of an occurrence a few
+// steps ahead are known (other rows are not touched meanwhile), so their table slots,
+// records and list links are prefetched while earlier occurrences are replaced.
+struct Ahead {
+  index_t p, j, k;            // left neighbour, right symbol of the pair, right neighbour
+  std::uint32_t hash_left;    // of (symbols[p], a) when p is a symbol
+  std::uint32_t hash_right;   // of (b, symbols[k]) when k is a symbol
+  bool has_left, has_right;
 };
 
 // The compressor of one row block. Symbols: terminals keep their global ids; rules are
@@ -38,14 +88,13 @@ class BlockCompressor {
  public:
   BlockCompressor(const CsrvEncoding& e, std::int64_t row_begin, std::int64_t row_end,
                   symbol_t first_rule_symbol)
-      : first_rule_symbol_(first_rule_symbol), rows_(row_end - row_begin) {
+      : first_rule_symbol_(first_rule_symbol) {
+    const std::int64_t rows = row_end - row_begin;
     const std::int64_t nnz = e.row_offsets[row_end] - e.row_offsets[row_begin];
-    const std::int64_t n = nnz + rows_;
+    const std::int64_t n = nnz + rows;
     if (n >= std::numeric_limits<index_t>::max())
       throw InvalidArgument("repair: a row block holds 2^31-1 or more symbols; set block_rows");
-    symbols_.resize(n);
-    next_.assign(n, kNone);
-    prev_.assign(n, kNone);
+    symbols_.resize(static_cast<std::size_t>(n));
     std::int64_t pos = 0;
     for (auto r = row_begin; r < row_end; ++r) {
       for (auto k = e.row_offsets[r]; k < e.row_offsets[r + 1]; ++k) {
@@ -60,21 +109,11 @@ class BlockCompressor {
     bucket_limit_ = std::max<index_t>(3, static_cast<index_t>(std::sqrt(static_cast<double>(n))));
     buckets_.assign(static_cast<std::size_t>(bucket_limit_) + 1, kNone);
     bucket_tails_.assign(buckets_.size(), kNone);
-    std::size_t capacity = 1024;
-    while (capacity < static_cast<std::size_t>(n) / 2) capacity *= 2;
-    table_.assign(capacity, kNone);
-    table_mask_ = capacity - 1;
   }
 
   template <class Progress>
   void run(Progress&& progress) {
-    // Initial pair counts: one pass, occurrences linked at the head of their list.
-    for (index_t i = 0; i + 1 < n_; ++i)
-      if (symbols_[i] >= 0 && symbols_[i + 1] >= 0) add_occurrence(i, symbols_[i], symbols_[i + 1]);
-    for (index_t r = 0; r < static_cast<index_t>(records_.size()); ++r)
-      if (records_[r].count >= 2) enqueue(r);
-    peak_bytes_ = std::max(peak_bytes_, bytes_now());
-
+    count_initial_pairs();
     std::int64_t since_report = 0;
     for (;;) {
       const index_t best = pop_max();
@@ -113,100 +152,193 @@ class BlockCompressor {
   }
 
  private:
+  // --- initial pairs ---------------------------------------------------------------------
+  // Two passes. The first counts every adjacent pair in a table of its own (slots hold
+  // key, count and an id in order of first occurrence) and leaves each position's id in
+  // links_[i].next; the second keeps the pairs seen at least twice, in that order (the
+  // queue's FIFO order), and links their occurrences with no further hashing.
+  void count_initial_pairs() {
+    links_.assign(static_cast<std::size_t>(n_), Link{kNone, kNone});
+    struct CountSlot {
+      std::uint64_t key;
+      index_t id;  // kNone: empty
+      index_t count;
+    };
+    std::size_t capacity = 1024;
+    while (capacity < static_cast<std::size_t>(n_) / 16) capacity *= 2;
+    std::vector<CountSlot> slots(capacity, CountSlot{0, kNone, 0});
+    std::size_t mask = capacity - 1;
+    index_t distinct = 0;
+    auto home = [&](std::uint64_t key) { return detail::mix64(key) & mask; };
+    auto is_pair = [&](index_t i) { return symbols_[i] >= 0 && symbols_[i + 1] >= 0; };
+    auto grow = [&]() {
+      std::vector<CountSlot> old(slots.size() * 2, CountSlot{0, kNone, 0});
+      old.swap(slots);
+      mask = slots.size() - 1;
+      for (const auto& s : old) {
+        if (s.id == kNone) continue;
+        std::size_t i = home(s.key);
+        while (slots[i].id != kNone) i = (i + 1) & mask;
+        slots[i] = s;
+      }
+    };
+    constexpr index_t kAheadCount = 16;
+    for (index_t i = 0; i + 1 < n_; ++i) {
+      if (i + kAheadCount + 1 < n_ && is_pair(i + kAheadCount))
+        prefetch(&slots[home(pair_key(symbols_[i + kAheadCount], symbols_[i + kAheadCount + 1]))]);
+      if (!is_pair(i)) continue;
+      const std::uint64_t key = pair_key(symbols_[i], symbols_[i + 1]);
+      std::size_t s = home(key);
+      while (slots[s].id != kNone && slots[s].key != key) s = (s + 1) & mask;
+      if (slots[s].id == kNone) {
+        if (2 * (static_cast<std::size_t>(distinct) + 1) > slots.size()) {
+          grow();
+          s = home(key);
+          while (slots[s].id != kNone) s = (s + 1) & mask;
+        }
+        slots[s] = {key, distinct++, 0};
+      }
+      ++slots[s].count;
+      links_[i].next = slots[s].id;
+    }
+    // remap[id]: the record of a pair seen twice or more, in first-occurrence order.
+    std::vector<index_t> remap(static_cast<std::size_t>(distinct));
+    std::vector<std::uint64_t> keys(static_cast<std::size_t>(distinct));
+    for (const auto& s : slots)
+      if (s.id != kNone) {
+        remap[s.id] = s.count;
+        keys[s.id] = s.key;
+      }
+    peak_bytes_ = std::max(peak_bytes_, bytes_now() + static_cast<std::int64_t>(
+                                                          slots.capacity() * sizeof(CountSlot) +
+                                                          remap.capacity() * sizeof(index_t) +
+                                                          keys.capacity() * sizeof(std::uint64_t)));
+    std::vector<CountSlot>().swap(slots);
+    index_t kept = 0;
+    for (index_t id = 0; id < distinct; ++id) kept += remap[id] >= 2;
+    init_table(2 * static_cast<std::size_t>(kept));
+    records_.reserve(static_cast<std::size_t>(kept));
+    for (index_t id = 0; id < distinct; ++id) {
+      if (remap[id] < 2) {
+        remap[id] = kNone;
+        continue;
+      }
+      const auto a = static_cast<symbol_t>(keys[id] >> 32);
+      const auto b = static_cast<symbol_t>(keys[id] & 0xffffffffu);
+      remap[id] = static_cast<index_t>(records_.size());
+      records_.push_back({a, b, 0, kNone, kNone, kNone});
+      insert_slot(pair_hash(a, b), remap[id]);
+    }
+    live_records_ = static_cast<std::size_t>(kept);
+    std::vector<std::uint64_t>().swap(keys);
+    for (index_t i = 0; i + 1 < n_; ++i) {
+      if (!is_pair(i)) continue;
+      const index_t id = remap[links_[i].next];
+      links_[i].next = kNone;
+      if (id != kNone) add_occurrence(id, i);
+    }
+    peak_bytes_ = std::max(peak_bytes_, bytes_now() + static_cast<std::int64_t>(
+                                                          remap.capacity() * sizeof(index_t)));
+    for (index_t id = 0; id < kept; ++id) enqueue(id, bucket_of(records_[id].count));
+  }
+
   // --- the sequence with holes -----------------------------------------------------
-  // A hole run [s, e] stores next_[s] = first live position after it and prev_[e] = last
-  // live position before it; live positions use next_/prev_ for their occurrence list.
+  // A hole run [s, e] stores links_[s].next = first live position after it and
+  // links_[e].prev = last live position before it.
   index_t next_live(index_t i) const {
     index_t j = i + 1;
-    if (j < n_ && symbols_[j] == kHole) j = next_[j];
+    if (j < n_ && symbols_[j] == kHole) j = links_[j].next;
     return j;
   }
   index_t prev_live(index_t i) const {
     index_t j = i - 1;
-    if (j >= 0 && symbols_[j] == kHole) j = prev_[j];
+    if (j >= 0 && symbols_[j] == kHole) j = links_[j].prev;
     return j;
   }
 
-  // --- pair table: open addressing over record ids, key read from the record -------
-  static std::uint64_t key(symbol_t a, symbol_t b) {
-    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
-           static_cast<std::uint32_t>(b);
-  }
-  std::size_t slot_of(symbol_t a, symbol_t b) const {
-    std::size_t i = detail::mix64(key(a, b)) & table_mask_;
-    while (table_[i] != kNone) {
-      const auto& r = records_[table_[i]];
-      if (r.left == a && r.right == b) return i;
-      i = (i + 1) & table_mask_;
+  // --- pair table ----------------------------------------------------------------------
+  void init_table(std::size_t expected) {
+    std::size_t capacity = 1024;
+    unsigned bits = 10;
+    while (capacity < expected) {
+      capacity *= 2;
+      ++bits;
     }
-    return i;  // empty slot where (a, b) would go
+    table_.assign(capacity, Slot{0, kNone});
+    table_mask_ = capacity - 1;
+    table_shift_ = 32 - bits;
   }
-  index_t find(symbol_t a, symbol_t b) const { return table_[slot_of(a, b)]; }
-
-  index_t find_or_create(symbol_t a, symbol_t b) {
-    std::size_t slot = slot_of(a, b);
-    if (table_[slot] != kNone) return table_[slot];
+  std::size_t home(std::uint32_t hash) const { return hash >> table_shift_; }
+  index_t find(symbol_t a, symbol_t b, std::uint32_t hash) const {
+    for (std::size_t i = home(hash);; i = (i + 1) & table_mask_) {
+      const Slot s = table_[i];
+      if (s.id == kNone) return kNone;
+      if (s.hash == hash && records_[s.id].left == a && records_[s.id].right == b) return s.id;
+    }
+  }
+  void insert_slot(std::uint32_t hash, index_t id) {
+    std::size_t i = home(hash);
+    while (table_[i].id != kNone) i = (i + 1) & table_mask_;
+    table_[i] = {hash, id};
+  }
+  index_t find_or_create(symbol_t a, symbol_t b, std::uint32_t hash) {
+    index_t id = find(a, b, hash);
+    if (id != kNone) return id;
     if (2 * (live_records_ + 1) > table_.size()) {
-      grow_table();
-      slot = slot_of(a, b);
+      std::vector<Slot> old(table_.size() * 2, Slot{0, kNone});
+      old.swap(table_);
+      table_mask_ = table_.size() - 1;
+      --table_shift_;
+      for (const auto& s : old)
+        if (s.id != kNone) insert_slot(s.hash, s.id);
     }
-    index_t id;
     if (free_record_ != kNone) {
       id = free_record_;
       free_record_ = records_[id].queue_next;
+      records_[id] = {a, b, 0, kNone, kNone, kNone};
     } else {
       id = static_cast<index_t>(records_.size());
-      records_.push_back({});
+      records_.push_back({a, b, 0, kNone, kNone, kNone});
     }
-    records_[id] = {a, b, 0, kNone, kNone, kNone, kNone};
-    table_[slot] = id;
+    insert_slot(hash, id);
     ++live_records_;
+    created_.push_back(id);
     return id;
   }
-
   void erase(index_t id) {
+    auto& r = records_[id];
     // Backward-shift deletion keeps probe sequences intact without tombstones.
-    std::size_t i = slot_of(records_[id].left, records_[id].right);
-    std::size_t j = i;
-    for (;;) {
+    std::size_t i = home(pair_hash(r.left, r.right));
+    while (table_[i].id != id) i = (i + 1) & table_mask_;
+    for (std::size_t j = i;;) {
       j = (j + 1) & table_mask_;
-      if (table_[j] == kNone) break;
-      const auto& r = records_[table_[j]];
-      const std::size_t home = detail::mix64(key(r.left, r.right)) & table_mask_;
-      // Move j back to i when i lies cyclically in [home, j).
-      if (((j - home) & table_mask_) >= ((j - i) & table_mask_)) {
+      if (table_[j].id == kNone) break;
+      const std::size_t h = home(table_[j].hash);
+      // Move j back to i when i lies cyclically in [h, j).
+      if (((j - h) & table_mask_) >= ((j - i) & table_mask_)) {
         table_[i] = table_[j];
         i = j;
       }
     }
-    table_[i] = kNone;
-    records_[id].queue_next = free_record_;
+    table_[i] = {0, kNone};
+    r.left = r.right = kHole;
+    r.queue_next = free_record_;
     free_record_ = id;
     --live_records_;
   }
 
-  void grow_table() {
-    table_.assign(table_.size() * 2, kNone);
-    table_mask_ = table_.size() - 1;
-    for (index_t id = 0; id < static_cast<index_t>(records_.size()); ++id) {
-      const auto& r = records_[id];
-      if (r.left == kHole) continue;  // freed record
-      std::size_t i = detail::mix64(key(r.left, r.right)) & table_mask_;
-      while (table_[i] != kNone) i = (i + 1) & table_mask_;
-      table_[i] = id;
-    }
-  }
-
   // --- priority queue ------------------------------------------------------------------
-  index_t bucket_for(index_t count) const { return std::min(count, bucket_limit_); }
+  // A record sits in the bucket of its count (none below 2); the pair being replaced is
+  // out of the queue and nothing else touches its record meanwhile.
+  index_t bucket_of(index_t count) const {
+    return count >= 2 ? std::min(count, bucket_limit_) : kNone;
+  }
   // Buckets are FIFO: a pair created by a replacement waits behind the pairs of equal
   // frequency already queued. LIFO order would replace (X, c) right after creating X and
   // grow left-deep chains along every repeated segment; FIFO pairs up neighbours first and
   // keeps the grammar shallow (depth is the sweep's critical path).
-  void enqueue(index_t id) {
+  void enqueue(index_t id, index_t b) {
     auto& r = records_[id];
-    const index_t b = bucket_for(r.count);
-    r.bucket = b;
     r.queue_next = kNone;
     r.queue_prev = bucket_tails_[b];
     if (bucket_tails_[b] != kNone)
@@ -216,70 +348,91 @@ class BlockCompressor {
     bucket_tails_[b] = id;
     if (b < bucket_limit_ && b > top_bucket_) top_bucket_ = b;
   }
-  void dequeue(index_t id) {
+  void dequeue(index_t id, index_t b) {
     auto& r = records_[id];
-    if (r.bucket == kNone) return;
     if (r.queue_prev != kNone)
       records_[r.queue_prev].queue_next = r.queue_next;
     else
-      buckets_[r.bucket] = r.queue_next;
+      buckets_[b] = r.queue_next;
     if (r.queue_next != kNone)
       records_[r.queue_next].queue_prev = r.queue_prev;
     else
-      bucket_tails_[r.bucket] = r.queue_prev;
-    r.bucket = kNone;
+      bucket_tails_[b] = r.queue_prev;
   }
-  void requeue(index_t id) {
-    const auto& r = records_[id];
-    const index_t want = r.count >= 2 ? bucket_for(r.count) : kNone;
-    if (want == r.bucket && want != bucket_limit_) return;
-    if (want == bucket_limit_ && r.bucket == bucket_limit_) return;  // unsorted list
-    dequeue(id);
-    if (want != kNone) enqueue(id);
+  void requeue(index_t id, index_t old_count) {
+    const index_t from = bucket_of(old_count), to = bucket_of(records_[id].count);
+    if (from == to) return;
+    if (from != kNone) dequeue(id, from);
+    if (to != kNone) enqueue(id, to);
   }
   index_t pop_max() {
     index_t best = kNone;
     // The top list holds at most sqrt(n) pairs (each has >= sqrt(n) occurrences).
     for (index_t id = buckets_[bucket_limit_]; id != kNone; id = records_[id].queue_next)
       if (best == kNone || records_[id].count > records_[best].count) best = id;
-    if (best == kNone) {
-      while (top_bucket_ >= 2 && buckets_[top_bucket_] == kNone) --top_bucket_;
-      if (top_bucket_ < 2) return kNone;
-      best = buckets_[top_bucket_];
+    if (best != kNone) {
+      dequeue(best, bucket_limit_);
+      return best;
     }
-    dequeue(best);
+    while (top_bucket_ >= 2 && buckets_[top_bucket_] == kNone) --top_bucket_;
+    if (top_bucket_ < 2) return kNone;
+    best = buckets_[top_bucket_];
+    dequeue(best, top_bucket_);
     return best;
   }
 
   // --- occurrences -----------------------------------------------------------------------
-  void add_occurrence(index_t pos, symbol_t a, symbol_t b) {
-    const index_t id = find_or_create(a, b);
+  void add_occurrence(index_t id, index_t pos) {
     auto& r = records_[id];
-    next_[pos] = r.first;
-    prev_[pos] = kNone;
-    if (r.first != kNone) prev_[r.first] = pos;
+    links_[pos] = {r.first, kNone};
+    if (r.first != kNone) links_[r.first].prev = pos;
     r.first = pos;
     ++r.count;
   }
   void remove_occurrence(index_t id, index_t pos) {
     auto& r = records_[id];
-    if (prev_[pos] != kNone)
-      next_[prev_[pos]] = next_[pos];
+    const Link l = links_[pos];
+    if (l.prev != kNone)
+      links_[l.prev].next = l.next;
     else
-      r.first = next_[pos];
-    if (next_[pos] != kNone) prev_[next_[pos]] = prev_[pos];
-    next_[pos] = prev_[pos] = kNone;
-    if (--r.count == 0) {
-      dequeue(id);
+      r.first = l.next;
+    if (l.next != kNone) links_[l.next].prev = l.prev;
+    if (--r.count < 2) {
+      // Below two it can never win again (no new occurrence can appear): drop it.
+      if (r.count == 1) dequeue(id, 2);
       erase(id);
-      r.left = r.right = kHole;  // marks the record free for grow_table
     } else {
-      requeue(id);
+      requeue(id, r.count + 1);
     }
   }
-  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b) {
-    add_occurrence(pos, a, b);
-    requeue(find(a, b));
+  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b, std::uint32_t hash) {
+    const index_t id = find_or_create(a, b, hash);
+    add_occurrence(id, pos);
+    requeue(id, records_[id].count - 1);
+  }
+
+  Ahead look(index_t i, symbol_t a, symbol_t b) const {
+    Ahead h;
+    h.j = next_live(i);
+    h.p = prev_live(i);
+    h.k = next_live(h.j);
+    h.has_left = h.p >= 0 && symbols_[h.p] >= 0;
+    h.has_right = h.k < n_ && symbols_[h.k] >= 0;
+    h.hash_left = h.has_left ? pair_hash(symbols_[h.p], a) : 0;
+    h.hash_right = h.has_right ? pair_hash(b, symbols_[h.k]) : 0;
+    return h;
+  }
+
+  void prefetch_record_of(std::uint32_t hash) const {
+    const Slot s = table_[home(hash)];
+    if (s.id != kNone) prefetch(&records_[s.id]);
+  }
+  void prefetch_list_neighbours(index_t pos) const {
+    const Link l = links_[pos];
+    if (static_cast<std::uint32_t>(l.next) < static_cast<std::uint32_t>(n_))
+      prefetch(&links_[l.next]);
+    if (static_cast<std::uint32_t>(l.prev) < static_cast<std::uint32_t>(n_))
+      prefetch(&links_[l.prev]);
   }
 
   std::int64_t replace_all(index_t pair_id) {
@@ -287,55 +440,98 @@ class BlockCompressor {
     const symbol_t x = first_rule_symbol_ + static_cast<symbol_t>(rule_left_.size());
     rule_left_.push_back(a);
     rule_right_.push_back(b);
-    std::int64_t replaced = 0;
-    index_t pos = records_[pair_id].first;
-    while (pos != kNone) {
-      const index_t following = next_[pos];
-      const index_t i = pos, j = next_live(i);
-      const index_t p = prev_live(i), k = next_live(j);
-      const bool has_left = p >= 0 && symbols_[p] >= 0;
-      const bool has_right = k < n_ && symbols_[k] >= 0;
-      if (has_left) remove_occurrence(find(symbols_[p], a), p);
-      if (has_right) remove_occurrence(find(b, symbols_[k]), j);
+    // The occurrences, in list order (at most one per row), with their surroundings
+    // prefetched while the chain is followed.
+    occurrences_.clear();
+    for (index_t pos = records_[pair_id].first; pos != kNone; pos = links_[pos].next) {
+      occurrences_.push_back(pos);
+      prefetch(&symbols_[pos]);
+    }
+    const auto m = static_cast<index_t>(occurrences_.size());
+    created_.clear();
+    constexpr index_t kDepth = 8;  // a power of two; prefetch distance of the table slots
+    Ahead ring[kDepth];
+    auto stage = [&](index_t t) {
+      const index_t i = occurrences_[t];
+      if (i > 0) prefetch(&links_[i - 1]);
+      prefetch(&links_[i + 1]);
+    };
+    for (index_t t = 0; t < std::min(m, kDepth); ++t) stage(t);
+    for (index_t t = 0; t < std::min(m, kDepth / 2); ++t) {
+      ring[t] = look(occurrences_[t], a, b);
+      if (ring[t].has_left) prefetch(&table_[home(ring[t].hash_left)]);
+      if (ring[t].has_right) prefetch(&table_[home(ring[t].hash_right)]);
+    }
+    for (index_t t = 0; t < m; ++t) {
+      if (t + kDepth < m) stage(t + kDepth);
+      if (t + kDepth / 2 < m) {
+        auto& h = ring[(t + kDepth / 2) % kDepth];
+        h = look(occurrences_[t + kDepth / 2], a, b);
+        if (h.has_left) {
+          prefetch(&table_[home(h.hash_left)]);
+          prefetch(&links_[h.p]);
+        }
+        if (h.has_right) prefetch(&table_[home(h.hash_right)]);
+      }
+      if (t + kDepth / 4 < m) {
+        const auto& h = ring[(t + kDepth / 4) % kDepth];
+        if (h.has_left) {
+          prefetch_record_of(h.hash_left);
+          prefetch_list_neighbours(h.p);
+        }
+        if (h.has_right) {
+          prefetch_record_of(h.hash_right);
+          prefetch_list_neighbours(h.j);
+        }
+      }
+      const Ahead& h = ring[t % kDepth];
+      const index_t i = occurrences_[t], j = h.j, p = h.p, k = h.k;
+      if (h.has_left) {
+        const index_t id = find(symbols_[p], a, h.hash_left);
+        if (id != kNone) remove_occurrence(id, p);
+      }
+      if (h.has_right) {
+        const index_t id = find(b, symbols_[k], h.hash_right);
+        if (id != kNone) remove_occurrence(id, j);
+      }
       // Replace: i holds x, j joins the hole run [i+1, k-1].
       symbols_[i] = x;
       symbols_[j] = kHole;
-      next_[i + 1] = k;
-      prev_[k - 1] = i;
-      if (has_left) add_new_occurrence(p, symbols_[p], x);
-      if (has_right) add_new_occurrence(i, x, symbols_[k]);
-      ++replaced;
-      pos = following;
+      links_[i + 1].next = k;
+      links_[k - 1].prev = i;
+      if (h.has_left) add_new_occurrence(p, symbols_[p], x, pair_hash(symbols_[p], x));
+      if (h.has_right) add_new_occurrence(i, x, symbols_[k], pair_hash(x, symbols_[k]));
     }
-    auto& r = records_[pair_id];
-    r.count = 0;
+    // The pairs made here are complete: those seen once can never win.
+    for (const index_t id : created_)
+      if (records_[id].count < 2) erase(id);
     erase(pair_id);
-    r.left = r.right = kHole;
-    return replaced;
+    return m;
   }
 
   std::int64_t bytes_now() const {
     return static_cast<std::int64_t>(
-        symbols_.capacity() * sizeof(symbol_t) +
-        (next_.capacity() + prev_.capacity()) * sizeof(index_t) +
-        table_.capacity() * sizeof(index_t) + records_.capacity() * sizeof(PairRecord) +
+        symbols_.capacity() * sizeof(symbol_t) + links_.capacity() * sizeof(Link) +
+        table_.capacity() * sizeof(Slot) + records_.capacity() * sizeof(PairRecord) +
         2 * buckets_.capacity() * sizeof(index_t) +
+        (occurrences_.capacity() + created_.capacity()) * sizeof(index_t) +
         (rule_left_.capacity() + rule_right_.capacity()) * sizeof(symbol_t));
   }
 
   symbol_t first_rule_symbol_;
-  std::int64_t rows_;
   index_t n_ = 0;
   std::vector<symbol_t> symbols_;
-  std::vector<index_t> next_, prev_;
-  std::vector<index_t> table_;
+  std::vector<Link> links_;
+  std::vector<Slot> table_;
   std::size_t table_mask_ = 0;
+  unsigned table_shift_ = 22;
   std::vector<PairRecord> records_;
   std::size_t live_records_ = 0;
   index_t free_record_ = kNone;
   std::vector<index_t> buckets_, bucket_tails_;
   index_t bucket_limit_ = 3;
   index_t top_bucket_ = 0;
+  std::vector<index_t> occurrences_, created_;  // of the pair being replaced
 };
 
 struct BlockResult {
