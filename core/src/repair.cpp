@@ -22,7 +22,12 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
+#include <new>
 #include <thread>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace kcla {
 
@@ -40,6 +45,49 @@ inline void prefetch(const void* p) {
   (void)p;
 #endif
 }
+
+// The big arrays are walked at random (occurrence lists, pair table): on 4 KiB pages
+// nearly every step is also a TLB miss. Large ones are mapped on their own and marked for
+// transparent huge pages, which the kernel honours where it allows them (madvise mode).
+template <class T>
+struct BigAllocator {
+  using value_type = T;
+  static constexpr std::size_t kMapBytes = std::size_t{4} << 20;
+  BigAllocator() = default;
+  template <class U>
+  BigAllocator(const BigAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes >= kMapBytes) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      madvise(p, bytes, MADV_HUGEPAGE);
+      return static_cast<T*>(p);
+    }
+#endif
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (n * sizeof(T) >= kMapBytes) {
+      munmap(p, n * sizeof(T));
+      return;
+    }
+#endif
+    std::allocator<T>().deallocate(p, n);
+  }
+  template <class U>
+  bool operator==(const BigAllocator<U>&) const {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const BigAllocator<U>&) const {
+    return false;
+  }
+};
+template <class T>
+using BigVector = std::vector<T, BigAllocator<T>>;
 
 inline std::uint64_t pair_key(symbol_t a, symbol_t b) {
   return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(a)) << 32) |
@@ -166,13 +214,13 @@ class BlockCompressor {
     };
     std::size_t capacity = 1024;
     while (capacity < static_cast<std::size_t>(n_) / 16) capacity *= 2;
-    std::vector<CountSlot> slots(capacity, CountSlot{0, kNone, 0});
+    BigVector<CountSlot> slots(capacity, CountSlot{0, kNone, 0});
     std::size_t mask = capacity - 1;
     index_t distinct = 0;
     auto home = [&](std::uint64_t key) { return detail::mix64(key) & mask; };
     auto is_pair = [&](index_t i) { return symbols_[i] >= 0 && symbols_[i + 1] >= 0; };
     auto grow = [&]() {
-      std::vector<CountSlot> old(slots.size() * 2, CountSlot{0, kNone, 0});
+      BigVector<CountSlot> old(slots.size() * 2, CountSlot{0, kNone, 0});
       old.swap(slots);
       mask = slots.size() - 1;
       for (const auto& s : old) {
@@ -202,8 +250,8 @@ class BlockCompressor {
       links_[i].next = slots[s].id;
     }
     // remap[id]: the record of a pair seen twice or more, in first-occurrence order.
-    std::vector<index_t> remap(static_cast<std::size_t>(distinct));
-    std::vector<std::uint64_t> keys(static_cast<std::size_t>(distinct));
+    BigVector<index_t> remap(static_cast<std::size_t>(distinct));
+    BigVector<std::uint64_t> keys(static_cast<std::size_t>(distinct));
     for (const auto& s : slots)
       if (s.id != kNone) {
         remap[s.id] = s.count;
@@ -213,7 +261,7 @@ class BlockCompressor {
                                                           slots.capacity() * sizeof(CountSlot) +
                                                           remap.capacity() * sizeof(index_t) +
                                                           keys.capacity() * sizeof(std::uint64_t)));
-    std::vector<CountSlot>().swap(slots);
+    BigVector<CountSlot>().swap(slots);
     index_t kept = 0;
     for (index_t id = 0; id < distinct; ++id) kept += remap[id] >= 2;
     init_table(2 * static_cast<std::size_t>(kept));
@@ -230,7 +278,7 @@ class BlockCompressor {
       insert_slot(pair_hash(a, b), remap[id]);
     }
     live_records_ = static_cast<std::size_t>(kept);
-    std::vector<std::uint64_t>().swap(keys);
+    BigVector<std::uint64_t>().swap(keys);
     for (index_t i = 0; i + 1 < n_; ++i) {
       if (!is_pair(i)) continue;
       const index_t id = remap[links_[i].next];
@@ -285,7 +333,7 @@ class BlockCompressor {
     index_t id = find(a, b, hash);
     if (id != kNone) return id;
     if (2 * (live_records_ + 1) > table_.size()) {
-      std::vector<Slot> old(table_.size() * 2, Slot{0, kNone});
+      BigVector<Slot> old(table_.size() * 2, Slot{0, kNone});
       old.swap(table_);
       table_mask_ = table_.size() - 1;
       --table_shift_;
@@ -440,22 +488,28 @@ class BlockCompressor {
     const symbol_t x = first_rule_symbol_ + static_cast<symbol_t>(rule_left_.size());
     rule_left_.push_back(a);
     rule_right_.push_back(b);
-    // The occurrences, in list order (at most one per row), with their surroundings
-    // prefetched while the chain is followed.
+    // The occurrences in list order (at most one per row). Following the list is a chain
+    // of dependent cache misses, so it runs kWalkAhead steps ahead of the replacements
+    // and overlaps with them: replacing one occurrence never changes the links of another
+    // occurrence of the same pair (they hold `a`, which no touched list does).
     occurrences_.clear();
-    for (index_t pos = records_[pair_id].first; pos != kNone; pos = links_[pos].next) {
-      occurrences_.push_back(pos);
-      prefetch(&symbols_[pos]);
-    }
-    const auto m = static_cast<index_t>(occurrences_.size());
     created_.clear();
+    index_t walk = records_[pair_id].first;
+    auto advance = [&]() {
+      occurrences_.push_back(walk);
+      prefetch(&symbols_[walk]);
+      walk = links_[walk].next;
+    };
     constexpr index_t kDepth = 8;  // a power of two; prefetch distance of the table slots
+    constexpr index_t kWalkAhead = 2 * kDepth;
+    while (walk != kNone && static_cast<index_t>(occurrences_.size()) < kWalkAhead) advance();
     Ahead ring[kDepth];
     auto stage = [&](index_t t) {
       const index_t i = occurrences_[t];
       if (i > 0) prefetch(&links_[i - 1]);
       prefetch(&links_[i + 1]);
     };
+    index_t m = static_cast<index_t>(occurrences_.size());
     for (index_t t = 0; t < std::min(m, kDepth); ++t) stage(t);
     for (index_t t = 0; t < std::min(m, kDepth / 2); ++t) {
       ring[t] = look(occurrences_[t], a, b);
@@ -463,6 +517,10 @@ class BlockCompressor {
       if (ring[t].has_right) prefetch(&table_[home(ring[t].hash_right)]);
     }
     for (index_t t = 0; t < m; ++t) {
+      if (walk != kNone) {
+        advance();
+        m = static_cast<index_t>(occurrences_.size());
+      }
       if (t + kDepth < m) stage(t + kDepth);
       if (t + kDepth / 2 < m) {
         auto& h = ring[(t + kDepth / 2) % kDepth];
@@ -520,12 +578,12 @@ class BlockCompressor {
 
   symbol_t first_rule_symbol_;
   index_t n_ = 0;
-  std::vector<symbol_t> symbols_;
-  std::vector<Link> links_;
-  std::vector<Slot> table_;
+  BigVector<symbol_t> symbols_;
+  BigVector<Link> links_;
+  BigVector<Slot> table_;
   std::size_t table_mask_ = 0;
   unsigned table_shift_ = 22;
-  std::vector<PairRecord> records_;
+  BigVector<PairRecord> records_;
   std::size_t live_records_ = 0;
   index_t free_record_ = kNone;
   std::vector<index_t> buckets_, bucket_tails_;
