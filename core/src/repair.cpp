@@ -1,18 +1,23 @@
-// RePair, written from Larsson & Moffat (1999): a sequence array with holes, one doubly
-// linked occurrence list per distinct pair, a hash table of pairs and a frequency-bucket
-// priority queue (buckets 2 .. sqrt(n)-1 exact, one unsorted list above), giving expected
-// linear time. Matrix-specific simplification: inside a CSRV row every column is distinct,
-// so no symbol ever repeats inside a row; pairs (a, a) and overlapping occurrences cannot
-// arise, a pair occurs at most once per row, and replacing one pair never disturbs the
-// occurrence list being walked.
+// RePair, written from Larsson & Moffat (1999): a sequence array with holes, the
+// occurrences of every pair, a hash table of pairs and a frequency-bucket priority queue
+// (buckets 2 .. sqrt(n)-1 exact, one unsorted list above), giving expected linear time.
+// Matrix-specific simplification: inside a CSRV row every column is distinct, so no symbol
+// ever repeats inside a row; pairs (a, a) and overlapping occurrences cannot arise, a pair
+// occurs at most once per row, and replacing one pair never disturbs another occurrence
+// of it.
 //
 // Every occurrence of a pair is created in one go: by the initial pass when both symbols
 // are terminals, else by the replacement that created the newer symbol (only that pass
-// makes pairs with it). A pair left with fewer than two occurrences can therefore never
-// be replaced, and it is dropped from the table at once: the table, the records and the
-// queue hold only the pairs that can still win, and a neighbour pair not found on
-// replacement simply has nothing to unlink. The grammar is the one the full bookkeeping
-// gives (the queue never holds pairs of count < 2).
+// makes pairs with it). Two consequences shape the bookkeeping:
+// - A pair left with fewer than two occurrences can never be replaced, so it is dropped
+//   at once: the table, the records and the queue hold only pairs that can still win, and
+//   a neighbour pair not found on replacement has nothing to update.
+// - A pair's occurrences can be stored as one contiguous segment, written when the pass
+//   that made them ends, instead of a linked list through the sequence (whose walk is a
+//   chain of cache misses). An occurrence destroyed later is not removed: the walk skips
+//   positions that no longer hold the pair (a position never holds the same pair again,
+//   since replaced symbols never come back). The segment is walked newest first, the
+//   order of the textbook's head-inserted list, so the grammar is the same.
 #include <kcla/detail/hash_map.hpp>
 #include <kcla/repair.hpp>
 
@@ -101,15 +106,10 @@ inline std::uint32_t pair_hash(symbol_t a, symbol_t b) {
 
 struct PairRecord {
   symbol_t left, right;
-  index_t count;
-  index_t first;  // head of the occurrence list (position of the left symbol)
-  index_t queue_prev, queue_next;
-};
-
-// Occurrence-list links of a live position, or the hole-run ends of a hole (see
-// next_live); next and prev side by side so one cache line serves both.
-struct Link {
-  index_t next, prev;
+  index_t count;                   // live occurrences
+  index_t length;                  // entries of its segment (live or stale); 0: none yet
+  std::int64_t offset;             // of its segment in the occurrence pool
+  index_t queue_prev, queue_next;  // queue_next also links free records
 };
 
 // Open addressing (linear probing, load <= 1/2) from a pair to its record id. A slot
@@ -121,14 +121,24 @@ struct Slot {
 };
 
 // Looks ahead of the occurrence being replaced: the neighbours of an occurrence a few
-// steps ahead are known (other rows are not touched meanwhile), so their table slots,
-// records and list links are prefetched while earlier occurrences are replaced.
+// steps ahead are known (other rows are not touched meanwhile), so their table slots and
+// records are prefetched while earlier occurrences are replaced.
 struct Ahead {
-  index_t p, j, k;            // left neighbour, right symbol of the pair, right neighbour
-  std::uint32_t hash_left;    // of (symbols[p], a) when p is a symbol
-  std::uint32_t hash_right;   // of (b, symbols[k]) when k is a symbol
+  index_t p, j, k;           // left neighbour, right symbol of the pair, right neighbour
+  std::uint32_t hash_left;   // of (symbols[p], a) when p is a symbol
+  std::uint32_t hash_right;  // of (b, symbols[k]) when k is a symbol
   bool has_left, has_right;
 };
+
+// A made occurrence, filed into its pair's segment when the pass ends.
+struct NewOccurrence {
+  index_t id, pos;
+};
+
+// Holes: a run of holes [s, e] of length >= 2 stores encode(e) at s and encode(s) at e,
+// a single hole kHole; inner holes are never read (a run is entered from its ends only).
+constexpr symbol_t encode_run_end(index_t other_end) { return -3 - other_end; }
+constexpr index_t decode_run_end(symbol_t s) { return -3 - s; }
 
 // The compressor of one row block. Symbols: terminals keep their global ids; rules are
 // numbered first_rule_symbol + i.
@@ -188,11 +198,10 @@ class BlockCompressor {
     std::int64_t length = 0;
     for (index_t i = 0; i < n_; ++i) {
       const symbol_t s = symbols_[i];
-      if (s == kHole) continue;
       if (s == kDelimiter) {
         row_lengths.push_back(length);
         length = 0;
-      } else {
+      } else if (s >= 0) {
         sequence.push_back(s);
         ++length;
       }
@@ -202,16 +211,16 @@ class BlockCompressor {
  private:
   // --- initial pairs ---------------------------------------------------------------------
   // Two passes. The first counts every adjacent pair in a table of its own (slots hold
-  // key, count and an id in order of first occurrence) and leaves each position's id in
-  // links_[i].next; the second keeps the pairs seen at least twice, in that order (the
-  // queue's FIFO order), and links their occurrences with no further hashing.
+  // key, count and an id in order of first occurrence) and notes each position's id; the
+  // second keeps the pairs seen at least twice, in that order (the queue's FIFO order),
+  // and files their positions, ascending, into their segments.
   void count_initial_pairs() {
-    links_.assign(static_cast<std::size_t>(n_), Link{kNone, kNone});
     struct CountSlot {
       std::uint64_t key;
       index_t id;  // kNone: empty
       index_t count;
     };
+    BigVector<index_t> ids(static_cast<std::size_t>(n_), kNone);
     std::size_t capacity = 1024;
     while (capacity < static_cast<std::size_t>(n_) / 16) capacity *= 2;
     BigVector<CountSlot> slots(capacity, CountSlot{0, kNone, 0});
@@ -232,8 +241,9 @@ class BlockCompressor {
     };
     constexpr index_t kAheadCount = 16;
     for (index_t i = 0; i + 1 < n_; ++i) {
-      if (i + kAheadCount + 1 < n_ && is_pair(i + kAheadCount))
-        prefetch(&slots[home(pair_key(symbols_[i + kAheadCount], symbols_[i + kAheadCount + 1]))]);
+      const std::int64_t ahead = std::int64_t{i} + kAheadCount;
+      if (ahead + 1 < n_ && is_pair(static_cast<index_t>(ahead)))
+        prefetch(&slots[home(pair_key(symbols_[ahead], symbols_[ahead + 1]))]);
       if (!is_pair(i)) continue;
       const std::uint64_t key = pair_key(symbols_[i], symbols_[i + 1]);
       std::size_t s = home(key);
@@ -247,7 +257,7 @@ class BlockCompressor {
         slots[s] = {key, distinct++, 0};
       }
       ++slots[s].count;
-      links_[i].next = slots[s].id;
+      ids[i] = slots[s].id;
     }
     // remap[id]: the record of a pair seen twice or more, in first-occurrence order.
     BigVector<index_t> remap(static_cast<std::size_t>(distinct));
@@ -257,15 +267,26 @@ class BlockCompressor {
         remap[s.id] = s.count;
         keys[s.id] = s.key;
       }
-    peak_bytes_ = std::max(peak_bytes_, bytes_now() + static_cast<std::int64_t>(
-                                                          slots.capacity() * sizeof(CountSlot) +
-                                                          remap.capacity() * sizeof(index_t) +
-                                                          keys.capacity() * sizeof(std::uint64_t)));
+    const auto extra = [&]() {
+      return static_cast<std::int64_t>(
+          ids.capacity() * sizeof(index_t) + slots.capacity() * sizeof(CountSlot) +
+          remap.capacity() * sizeof(index_t) + keys.capacity() * sizeof(std::uint64_t));
+    };
+    peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
     BigVector<CountSlot>().swap(slots);
     index_t kept = 0;
-    for (index_t id = 0; id < distinct; ++id) kept += remap[id] >= 2;
+    std::int64_t entries = 0;
+    for (index_t id = 0; id < distinct; ++id)
+      if (remap[id] >= 2) {
+        ++kept;
+        entries += remap[id];
+      }
     init_table(2 * static_cast<std::size_t>(kept));
     records_.reserve(static_cast<std::size_t>(kept));
+    // Room for the first passes' new segments before the first compaction.
+    pool_.reserve(static_cast<std::size_t>(entries + entries / 4 + 1024));
+    pool_.resize(static_cast<std::size_t>(entries));
+    std::int64_t offset = 0;
     for (index_t id = 0; id < distinct; ++id) {
       if (remap[id] < 2) {
         remap[id] = kNone;
@@ -273,34 +294,39 @@ class BlockCompressor {
       }
       const auto a = static_cast<symbol_t>(keys[id] >> 32);
       const auto b = static_cast<symbol_t>(keys[id] & 0xffffffffu);
+      const index_t count = remap[id];
       remap[id] = static_cast<index_t>(records_.size());
-      records_.push_back({a, b, 0, kNone, kNone, kNone});
+      records_.push_back({a, b, count, 0, offset, kNone, kNone});
       insert_slot(pair_hash(a, b), remap[id]);
+      offset += count;
     }
     live_records_ = static_cast<std::size_t>(kept);
     BigVector<std::uint64_t>().swap(keys);
     for (index_t i = 0; i + 1 < n_; ++i) {
-      if (!is_pair(i)) continue;
-      const index_t id = remap[links_[i].next];
-      links_[i].next = kNone;
-      if (id != kNone) add_occurrence(id, i);
+      if (ids[i] == kNone) continue;
+      const index_t id = remap[ids[i]];
+      if (id == kNone) continue;
+      auto& r = records_[id];
+      pool_[static_cast<std::size_t>(r.offset + r.length++)] = i;
     }
-    peak_bytes_ = std::max(peak_bytes_, bytes_now() + static_cast<std::int64_t>(
-                                                          remap.capacity() * sizeof(index_t)));
+    peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
     for (index_t id = 0; id < kept; ++id) enqueue(id, bucket_of(records_[id].count));
   }
 
   // --- the sequence with holes -----------------------------------------------------
-  // A hole run [s, e] stores links_[s].next = first live position after it and
-  // links_[e].prev = last live position before it.
   index_t next_live(index_t i) const {
-    index_t j = i + 1;
-    if (j < n_ && symbols_[j] == kHole) j = links_[j].next;
+    const index_t j = i + 1;
+    const symbol_t s = symbols_[j];
+    if (s == kHole) return j + 1;
+    if (s < kHole) return decode_run_end(s) + 1;
     return j;
   }
   index_t prev_live(index_t i) const {
-    index_t j = i - 1;
-    if (j >= 0 && symbols_[j] == kHole) j = links_[j].prev;
+    const index_t j = i - 1;
+    if (j < 0) return j;
+    const symbol_t s = symbols_[j];
+    if (s == kHole) return j - 1;
+    if (s < kHole) return decode_run_end(s) - 1;
     return j;
   }
 
@@ -340,13 +366,14 @@ class BlockCompressor {
       for (const auto& s : old)
         if (s.id != kNone) insert_slot(s.hash, s.id);
     }
+    const PairRecord fresh{a, b, 0, 0, 0, kNone, kNone};
     if (free_record_ != kNone) {
       id = free_record_;
       free_record_ = records_[id].queue_next;
-      records_[id] = {a, b, 0, kNone, kNone, kNone};
+      records_[id] = fresh;
     } else {
       id = static_cast<index_t>(records_.size());
-      records_.push_back({a, b, 0, kNone, kNone, kNone});
+      records_.push_back(fresh);
     }
     insert_slot(hash, id);
     ++live_records_;
@@ -370,6 +397,7 @@ class BlockCompressor {
     }
     table_[i] = {0, kNone};
     r.left = r.right = kHole;
+    r.length = 0;
     r.queue_next = free_record_;
     free_record_ = id;
     --live_records_;
@@ -430,21 +458,9 @@ class BlockCompressor {
   }
 
   // --- occurrences -----------------------------------------------------------------------
-  void add_occurrence(index_t id, index_t pos) {
+  // An occurrence of a tracked pair was destroyed (its position stays in the segment).
+  void lose_occurrence(index_t id) {
     auto& r = records_[id];
-    links_[pos] = {r.first, kNone};
-    if (r.first != kNone) links_[r.first].prev = pos;
-    r.first = pos;
-    ++r.count;
-  }
-  void remove_occurrence(index_t id, index_t pos) {
-    auto& r = records_[id];
-    const Link l = links_[pos];
-    if (l.prev != kNone)
-      links_[l.prev].next = l.next;
-    else
-      r.first = l.next;
-    if (l.next != kNone) links_[l.next].prev = l.prev;
     if (--r.count < 2) {
       // Below two it can never win again (no new occurrence can appear): drop it.
       if (r.count == 1) dequeue(id, 2);
@@ -453,10 +469,14 @@ class BlockCompressor {
       requeue(id, r.count + 1);
     }
   }
-  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b, std::uint32_t hash) {
-    const index_t id = find_or_create(a, b, hash);
-    add_occurrence(id, pos);
+  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b) {
+    const index_t id = find_or_create(a, b, pair_hash(a, b));
+    ++records_[id].count;
     requeue(id, records_[id].count - 1);
+    made_.push_back({id, pos});
+  }
+  bool holds(index_t pos, symbol_t a, symbol_t b) const {
+    return symbols_[pos] == a && symbols_[next_live(pos)] == b;
   }
 
   Ahead look(index_t i, symbol_t a, symbol_t b) const {
@@ -465,22 +485,14 @@ class BlockCompressor {
     h.p = prev_live(i);
     h.k = next_live(h.j);
     h.has_left = h.p >= 0 && symbols_[h.p] >= 0;
-    h.has_right = h.k < n_ && symbols_[h.k] >= 0;
+    h.has_right = symbols_[h.k] >= 0;  // a row ends with a delimiter: k < n
     h.hash_left = h.has_left ? pair_hash(symbols_[h.p], a) : 0;
     h.hash_right = h.has_right ? pair_hash(b, symbols_[h.k]) : 0;
     return h;
   }
-
   void prefetch_record_of(std::uint32_t hash) const {
     const Slot s = table_[home(hash)];
     if (s.id != kNone) prefetch(&records_[s.id]);
-  }
-  void prefetch_list_neighbours(index_t pos) const {
-    const Link l = links_[pos];
-    if (static_cast<std::uint32_t>(l.next) < static_cast<std::uint32_t>(n_))
-      prefetch(&links_[l.next]);
-    if (static_cast<std::uint32_t>(l.prev) < static_cast<std::uint32_t>(n_))
-      prefetch(&links_[l.prev]);
   }
 
   std::int64_t replace_all(index_t pair_id) {
@@ -488,98 +500,143 @@ class BlockCompressor {
     const symbol_t x = first_rule_symbol_ + static_cast<symbol_t>(rule_left_.size());
     rule_left_.push_back(a);
     rule_right_.push_back(b);
-    // The occurrences in list order (at most one per row). Following the list is a chain
-    // of dependent cache misses, so it runs kWalkAhead steps ahead of the replacements
-    // and overlaps with them: replacing one occurrence never changes the links of another
-    // occurrence of the same pair (they hold `a`, which no touched list does).
+    // The live occurrences, newest first; the sequence around each is prefetched
+    // kPrefetch entries ahead of the check that it still holds the pair.
     occurrences_.clear();
+    {
+      const index_t* segment = pool_.data() + records_[pair_id].offset;
+      constexpr index_t kPrefetch = 16;
+      const index_t length = records_[pair_id].length;
+      for (index_t e = length - 1; e >= 0; --e) {
+        if (e >= kPrefetch) prefetch(&symbols_[segment[e - kPrefetch]]);
+        const index_t pos = segment[e];
+        if (holds(pos, a, b)) occurrences_.push_back(pos);
+      }
+    }
+    const auto m = static_cast<index_t>(occurrences_.size());
     created_.clear();
-    index_t walk = records_[pair_id].first;
-    auto advance = [&]() {
-      occurrences_.push_back(walk);
-      prefetch(&symbols_[walk]);
-      walk = links_[walk].next;
-    };
+    made_.clear();
     constexpr index_t kDepth = 8;  // a power of two; prefetch distance of the table slots
-    constexpr index_t kWalkAhead = 2 * kDepth;
-    while (walk != kNone && static_cast<index_t>(occurrences_.size()) < kWalkAhead) advance();
     Ahead ring[kDepth];
-    auto stage = [&](index_t t) {
-      const index_t i = occurrences_[t];
-      if (i > 0) prefetch(&links_[i - 1]);
-      prefetch(&links_[i + 1]);
-    };
-    index_t m = static_cast<index_t>(occurrences_.size());
-    for (index_t t = 0; t < std::min(m, kDepth); ++t) stage(t);
     for (index_t t = 0; t < std::min(m, kDepth / 2); ++t) {
       ring[t] = look(occurrences_[t], a, b);
       if (ring[t].has_left) prefetch(&table_[home(ring[t].hash_left)]);
       if (ring[t].has_right) prefetch(&table_[home(ring[t].hash_right)]);
     }
     for (index_t t = 0; t < m; ++t) {
-      if (walk != kNone) {
-        advance();
-        m = static_cast<index_t>(occurrences_.size());
-      }
-      if (t + kDepth < m) stage(t + kDepth);
       if (t + kDepth / 2 < m) {
         auto& h = ring[(t + kDepth / 2) % kDepth];
         h = look(occurrences_[t + kDepth / 2], a, b);
-        if (h.has_left) {
-          prefetch(&table_[home(h.hash_left)]);
-          prefetch(&links_[h.p]);
-        }
+        if (h.has_left) prefetch(&table_[home(h.hash_left)]);
         if (h.has_right) prefetch(&table_[home(h.hash_right)]);
       }
       if (t + kDepth / 4 < m) {
         const auto& h = ring[(t + kDepth / 4) % kDepth];
-        if (h.has_left) {
-          prefetch_record_of(h.hash_left);
-          prefetch_list_neighbours(h.p);
-        }
-        if (h.has_right) {
-          prefetch_record_of(h.hash_right);
-          prefetch_list_neighbours(h.j);
-        }
+        if (h.has_left) prefetch_record_of(h.hash_left);
+        if (h.has_right) prefetch_record_of(h.hash_right);
       }
       const Ahead& h = ring[t % kDepth];
       const index_t i = occurrences_[t], j = h.j, p = h.p, k = h.k;
       if (h.has_left) {
         const index_t id = find(symbols_[p], a, h.hash_left);
-        if (id != kNone) remove_occurrence(id, p);
+        if (id != kNone) lose_occurrence(id);
       }
       if (h.has_right) {
         const index_t id = find(b, symbols_[k], h.hash_right);
-        if (id != kNone) remove_occurrence(id, j);
+        if (id != kNone) lose_occurrence(id);
       }
       // Replace: i holds x, j joins the hole run [i+1, k-1].
       symbols_[i] = x;
       symbols_[j] = kHole;
-      links_[i + 1].next = k;
-      links_[k - 1].prev = i;
-      if (h.has_left) add_new_occurrence(p, symbols_[p], x, pair_hash(symbols_[p], x));
-      if (h.has_right) add_new_occurrence(i, x, symbols_[k], pair_hash(x, symbols_[k]));
+      if (k - 1 > i + 1) {
+        symbols_[i + 1] = encode_run_end(k - 1);
+        symbols_[k - 1] = encode_run_end(i + 1);
+      }
+      if (h.has_left) add_new_occurrence(p, symbols_[p], x);
+      if (h.has_right) add_new_occurrence(i, x, symbols_[k]);
     }
-    // The pairs made here are complete: those seen once can never win.
-    for (const index_t id : created_)
-      if (records_[id].count < 2) erase(id);
     erase(pair_id);
+    file_new_segments();
     return m;
+  }
+
+  // Gives each pair made by this pass (seen twice or more) its segment, in the order its
+  // occurrences were made; drops those seen once.
+  void file_new_segments() {
+    std::int64_t need = 0;
+    for (const index_t id : created_) {
+      auto& r = records_[id];
+      if (r.count < 2) {
+        erase(id);
+        r.count = 0;  // marks it for the filing below
+      } else {
+        need += r.count;
+      }
+    }
+    if (need == 0) return;
+    make_room(need);
+    std::int64_t offset = static_cast<std::int64_t>(pool_.size());
+    for (const index_t id : created_) {
+      auto& r = records_[id];
+      if (r.count < 2) continue;
+      r.offset = offset;
+      offset += r.count;
+    }
+    pool_.resize(static_cast<std::size_t>(offset));
+    for (const auto& o : made_) {
+      auto& r = records_[o.id];
+      if (r.count >= 2) pool_[static_cast<std::size_t>(r.offset + r.length++)] = o.pos;
+    }
+  }
+
+  // Ensures `need` more entries fit: first compacts the pool in place (dropping the
+  // segments of replaced and dropped pairs and the positions that lost their pair), then
+  // grows it when that frees too little.
+  void make_room(std::int64_t need) {
+    const auto size = static_cast<std::int64_t>(pool_.size());
+    if (size + need <= static_cast<std::int64_t>(pool_.capacity())) return;
+    order_.clear();
+    for (index_t id = 0; id < static_cast<index_t>(records_.size()); ++id)
+      if (records_[id].left != kHole && records_[id].length > 0) order_.push_back(id);
+    std::sort(order_.begin(), order_.end(),
+              [&](index_t u, index_t v) { return records_[u].offset < records_[v].offset; });
+    std::int64_t out = 0;
+    for (const index_t id : order_) {
+      auto& r = records_[id];
+      const std::int64_t from = r.offset;
+      index_t kept = 0;
+      for (index_t e = 0; e < r.length; ++e) {
+        const index_t pos = pool_[static_cast<std::size_t>(from + e)];
+        if (holds(pos, r.left, r.right)) pool_[static_cast<std::size_t>(out + kept++)] = pos;
+      }
+      r.offset = out;
+      r.length = kept;
+      out += kept;
+    }
+    pool_.resize(static_cast<std::size_t>(out));
+    const auto room = static_cast<std::int64_t>(pool_.capacity());
+    if (out + need > room - room / 4) {
+      peak_bytes_ = std::max(peak_bytes_, bytes_now());  // the old pool lives until the copy
+      pool_.reserve(static_cast<std::size_t>(std::max(room + room / 2, out + need + room / 4)));
+    }
+    peak_bytes_ = std::max(peak_bytes_, bytes_now());
   }
 
   std::int64_t bytes_now() const {
     return static_cast<std::int64_t>(
-        symbols_.capacity() * sizeof(symbol_t) + links_.capacity() * sizeof(Link) +
+        symbols_.capacity() * sizeof(symbol_t) + pool_.capacity() * sizeof(index_t) +
         table_.capacity() * sizeof(Slot) + records_.capacity() * sizeof(PairRecord) +
         2 * buckets_.capacity() * sizeof(index_t) +
-        (occurrences_.capacity() + created_.capacity()) * sizeof(index_t) +
+        (occurrences_.capacity() + created_.capacity() + order_.capacity()) *
+            sizeof(index_t) +
+        made_.capacity() * sizeof(NewOccurrence) +
         (rule_left_.capacity() + rule_right_.capacity()) * sizeof(symbol_t));
   }
 
   symbol_t first_rule_symbol_;
   index_t n_ = 0;
   BigVector<symbol_t> symbols_;
-  BigVector<Link> links_;
+  BigVector<index_t> pool_;  // the pairs' occurrence segments
   BigVector<Slot> table_;
   std::size_t table_mask_ = 0;
   unsigned table_shift_ = 22;
@@ -589,7 +646,9 @@ class BlockCompressor {
   std::vector<index_t> buckets_, bucket_tails_;
   index_t bucket_limit_ = 3;
   index_t top_bucket_ = 0;
-  std::vector<index_t> occurrences_, created_;  // of the pair being replaced
+  // Scratch of one pass: its occurrences, the pairs and occurrences it made.
+  std::vector<index_t> occurrences_, created_, order_;
+  std::vector<NewOccurrence> made_;
 };
 
 struct BlockResult {
