@@ -127,6 +127,7 @@ struct Ahead {
   index_t p, j, k;           // left neighbour, right symbol of the pair, right neighbour
   std::uint32_t hash_left;   // of (symbols[p], a) when p is a symbol
   std::uint32_t hash_right;  // of (b, symbols[k]) when k is a symbol
+  std::uint32_t hash_new_left, hash_new_right;  // of (symbols[p], x) and (x, symbols[k])
   bool has_left, has_right;
 };
 
@@ -211,22 +212,21 @@ class BlockCompressor {
  private:
   // --- initial pairs ---------------------------------------------------------------------
   // Two passes. The first counts every adjacent pair in a table of its own (slots hold
-  // key, count and an id in order of first occurrence) and notes each position's id; the
-  // second keeps the pairs seen at least twice, in that order (the queue's FIFO order),
-  // and files their positions, ascending, into their segments.
+  // key, count and an id in order of first occurrence); the pairs seen at least twice get
+  // records in that order (the queue's FIFO order), and the second pass files their
+  // positions, ascending, into their segments.
   void count_initial_pairs() {
     struct CountSlot {
       std::uint64_t key;
       index_t id;  // kNone: empty
       index_t count;
     };
-    BigVector<index_t> ids(static_cast<std::size_t>(n_), kNone);
     std::size_t capacity = 1024;
     while (capacity < static_cast<std::size_t>(n_) / 16) capacity *= 2;
     BigVector<CountSlot> slots(capacity, CountSlot{0, kNone, 0});
     std::size_t mask = capacity - 1;
     index_t distinct = 0;
-    auto home = [&](std::uint64_t key) { return detail::mix64(key) & mask; };
+    auto count_home = [&](std::uint64_t key) { return detail::mix64(key) & mask; };
     auto is_pair = [&](index_t i) { return symbols_[i] >= 0 && symbols_[i + 1] >= 0; };
     auto grow = [&]() {
       BigVector<CountSlot> old(slots.size() * 2, CountSlot{0, kNone, 0});
@@ -234,7 +234,7 @@ class BlockCompressor {
       mask = slots.size() - 1;
       for (const auto& s : old) {
         if (s.id == kNone) continue;
-        std::size_t i = home(s.key);
+        std::size_t i = count_home(s.key);
         while (slots[i].id != kNone) i = (i + 1) & mask;
         slots[i] = s;
       }
@@ -243,21 +243,20 @@ class BlockCompressor {
     for (index_t i = 0; i + 1 < n_; ++i) {
       const std::int64_t ahead = std::int64_t{i} + kAheadCount;
       if (ahead + 1 < n_ && is_pair(static_cast<index_t>(ahead)))
-        prefetch(&slots[home(pair_key(symbols_[ahead], symbols_[ahead + 1]))]);
+        prefetch(&slots[count_home(pair_key(symbols_[ahead], symbols_[ahead + 1]))]);
       if (!is_pair(i)) continue;
       const std::uint64_t key = pair_key(symbols_[i], symbols_[i + 1]);
-      std::size_t s = home(key);
+      std::size_t s = count_home(key);
       while (slots[s].id != kNone && slots[s].key != key) s = (s + 1) & mask;
       if (slots[s].id == kNone) {
         if (2 * (static_cast<std::size_t>(distinct) + 1) > slots.size()) {
           grow();
-          s = home(key);
+          s = count_home(key);
           while (slots[s].id != kNone) s = (s + 1) & mask;
         }
         slots[s] = {key, distinct++, 0};
       }
       ++slots[s].count;
-      ids[i] = slots[s].id;
     }
     // remap[id]: the record of a pair seen twice or more, in first-occurrence order.
     BigVector<index_t> remap(static_cast<std::size_t>(distinct));
@@ -269,7 +268,7 @@ class BlockCompressor {
       }
     const auto extra = [&]() {
       return static_cast<std::int64_t>(
-          ids.capacity() * sizeof(index_t) + slots.capacity() * sizeof(CountSlot) +
+          slots.capacity() * sizeof(CountSlot) +
           remap.capacity() * sizeof(index_t) + keys.capacity() * sizeof(std::uint64_t));
     };
     peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
@@ -301,15 +300,25 @@ class BlockCompressor {
       offset += count;
     }
     live_records_ = static_cast<std::size_t>(kept);
+    peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
     BigVector<std::uint64_t>().swap(keys);
+    BigVector<index_t>().swap(remap);
+    // Hashing again costs less than keeping every position's pair id (4 bytes a symbol).
     for (index_t i = 0; i + 1 < n_; ++i) {
-      if (ids[i] == kNone) continue;
-      const index_t id = remap[ids[i]];
+      const std::int64_t ahead = std::int64_t{i} + kAheadCount;
+      if (ahead + 1 < n_ && is_pair(static_cast<index_t>(ahead)))
+        prefetch(&table_[home(pair_hash(symbols_[ahead], symbols_[ahead + 1]))]);
+      const index_t near = i + kAheadCount / 2;
+      if (ahead + 1 < n_ && is_pair(near)) {
+        const Slot slot = table_[home(pair_hash(symbols_[near], symbols_[near + 1]))];
+        if (slot.id != kNone) prefetch(&records_[slot.id]);
+      }
+      if (!is_pair(i)) continue;
+      const index_t id = find(symbols_[i], symbols_[i + 1], pair_hash(symbols_[i], symbols_[i + 1]));
       if (id == kNone) continue;
       auto& r = records_[id];
       pool_[static_cast<std::size_t>(r.offset + r.length++)] = i;
     }
-    peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
     for (index_t id = 0; id < kept; ++id) enqueue(id, bucket_of(records_[id].count));
   }
 
@@ -469,8 +478,8 @@ class BlockCompressor {
       requeue(id, r.count + 1);
     }
   }
-  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b) {
-    const index_t id = find_or_create(a, b, pair_hash(a, b));
+  void add_new_occurrence(index_t pos, symbol_t a, symbol_t b, std::uint32_t hash) {
+    const index_t id = find_or_create(a, b, hash);
     ++records_[id].count;
     requeue(id, records_[id].count - 1);
     made_.push_back({id, pos});
@@ -479,7 +488,7 @@ class BlockCompressor {
     return symbols_[pos] == a && symbols_[next_live(pos)] == b;
   }
 
-  Ahead look(index_t i, symbol_t a, symbol_t b) const {
+  Ahead look(index_t i, symbol_t a, symbol_t b, symbol_t x) const {
     Ahead h;
     h.j = next_live(i);
     h.p = prev_live(i);
@@ -488,7 +497,19 @@ class BlockCompressor {
     h.has_right = symbols_[h.k] >= 0;  // a row ends with a delimiter: k < n
     h.hash_left = h.has_left ? pair_hash(symbols_[h.p], a) : 0;
     h.hash_right = h.has_right ? pair_hash(b, symbols_[h.k]) : 0;
+    h.hash_new_left = h.has_left ? pair_hash(symbols_[h.p], x) : 0;
+    h.hash_new_right = h.has_right ? pair_hash(x, symbols_[h.k]) : 0;
     return h;
+  }
+  void prefetch_slots(const Ahead& h) const {
+    if (h.has_left) {
+      prefetch(&table_[home(h.hash_left)]);
+      prefetch(&table_[home(h.hash_new_left)]);
+    }
+    if (h.has_right) {
+      prefetch(&table_[home(h.hash_right)]);
+      prefetch(&table_[home(h.hash_new_right)]);
+    }
   }
   void prefetch_record_of(std::uint32_t hash) const {
     const Slot s = table_[home(hash)];
@@ -505,7 +526,7 @@ class BlockCompressor {
     occurrences_.clear();
     {
       const index_t* segment = pool_.data() + records_[pair_id].offset;
-      constexpr index_t kPrefetch = 16;
+      constexpr index_t kPrefetch = 48;
       const index_t length = records_[pair_id].length;
       for (index_t e = length - 1; e >= 0; --e) {
         if (e >= kPrefetch) prefetch(&symbols_[segment[e - kPrefetch]]);
@@ -519,21 +540,25 @@ class BlockCompressor {
     constexpr index_t kDepth = 8;  // a power of two; prefetch distance of the table slots
     Ahead ring[kDepth];
     for (index_t t = 0; t < std::min(m, kDepth / 2); ++t) {
-      ring[t] = look(occurrences_[t], a, b);
-      if (ring[t].has_left) prefetch(&table_[home(ring[t].hash_left)]);
-      if (ring[t].has_right) prefetch(&table_[home(ring[t].hash_right)]);
+      ring[t] = look(occurrences_[t], a, b, x);
+      prefetch_slots(ring[t]);
     }
     for (index_t t = 0; t < m; ++t) {
       if (t + kDepth / 2 < m) {
         auto& h = ring[(t + kDepth / 2) % kDepth];
-        h = look(occurrences_[t + kDepth / 2], a, b);
-        if (h.has_left) prefetch(&table_[home(h.hash_left)]);
-        if (h.has_right) prefetch(&table_[home(h.hash_right)]);
+        h = look(occurrences_[t + kDepth / 2], a, b, x);
+        prefetch_slots(h);
       }
       if (t + kDepth / 4 < m) {
         const auto& h = ring[(t + kDepth / 4) % kDepth];
-        if (h.has_left) prefetch_record_of(h.hash_left);
-        if (h.has_right) prefetch_record_of(h.hash_right);
+        if (h.has_left) {
+          prefetch_record_of(h.hash_left);
+          prefetch_record_of(h.hash_new_left);
+        }
+        if (h.has_right) {
+          prefetch_record_of(h.hash_right);
+          prefetch_record_of(h.hash_new_right);
+        }
       }
       const Ahead& h = ring[t % kDepth];
       const index_t i = occurrences_[t], j = h.j, p = h.p, k = h.k;
@@ -552,8 +577,8 @@ class BlockCompressor {
         symbols_[i + 1] = encode_run_end(k - 1);
         symbols_[k - 1] = encode_run_end(i + 1);
       }
-      if (h.has_left) add_new_occurrence(p, symbols_[p], x);
-      if (h.has_right) add_new_occurrence(i, x, symbols_[k]);
+      if (h.has_left) add_new_occurrence(p, symbols_[p], x, h.hash_new_left);
+      if (h.has_right) add_new_occurrence(i, x, symbols_[k], h.hash_new_right);
     }
     erase(pair_id);
     file_new_segments();
@@ -606,6 +631,9 @@ class BlockCompressor {
       const std::int64_t from = r.offset;
       index_t kept = 0;
       for (index_t e = 0; e < r.length; ++e) {
+        constexpr index_t kPrefetch = 32;
+        if (e + kPrefetch < r.length)
+          prefetch(&symbols_[pool_[static_cast<std::size_t>(from + e + kPrefetch)]]);
         const index_t pos = pool_[static_cast<std::size_t>(from + e)];
         if (holds(pos, r.left, r.right)) pool_[static_cast<std::size_t>(out + kept++)] = pos;
       }
