@@ -2,8 +2,9 @@
 // kcla::compress (CSRV encoding + RePair), the grammar it gives (nnz, |R|, |C|, L, w*, +pt),
 // the device bytes of each sweep schedule next to CSR's (B = 1, fp32), RePair's own
 // working bytes (RepairStats) and the process's peak resident memory while compressing.
-// Two variants per input: one block (best compression) and two row blocks on two threads.
-// A markdown table of every run is printed at the end.
+// Three variants per input: one block (best compression), and two row blocks on one and
+// on two threads (same grammar; their wall times give the block-parallel scaling). A
+// markdown table of every run is printed at the end.
 //
 //   kcla_bench_repair [--kcla_matrix=a.ms,b.mtx,HLC,...] [benchmark flags]
 //
@@ -149,15 +150,17 @@ std::int64_t process_peak_rss() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
 }
 
-void bench_compress(benchmark::State& state, const Input* in, bool row_blocks) {
+// threads = 0: one block; else two row blocks on that many threads (1 gives the serial
+// time of the same blocks, against which 2 threads show the scaling).
+void bench_compress(benchmark::State& state, const Input* in, int threads) {
   Run run;
   run.input = in->name;
   const auto& a = load(*in, &run.read_seconds);
   kcla::RepairOptions options;
-  if (row_blocks) {
+  if (threads > 0) {
     options.block_rows = std::max<std::int64_t>(1, (a.num_rows + 1) / 2);
-    options.threads = 2;
-    run.variant = "2 row blocks, 2 threads";
+    options.threads = threads;
+    run.variant = threads == 1 ? "2 row blocks, 1 thread" : "2 row blocks, 2 threads";
   } else {
     run.variant = "one block";
   }
@@ -320,10 +323,12 @@ int main(int argc, char** argv) {
   int rest_argc = static_cast<int>(rest.size());
   benchmark::Initialize(&rest_argc, rest.data());
   for (const auto& in : inputs) {
-    for (bool row_blocks : {false, true})
+    for (int threads : {0, 1, 2})
       benchmark::RegisterBenchmark(
-          ("compress/" + in.name + (row_blocks ? "/row_blocks_2x2" : "/one_block")).c_str(),
-          bench_compress, &in, row_blocks)
+          ("compress/" + in.name +
+           (threads == 0 ? "/one_block" : "/row_blocks_2x" + std::to_string(threads)))
+              .c_str(),
+          bench_compress, &in, threads)
           ->UseManualTime()
           ->Unit(benchmark::kSecond);
   }

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include "grammar_fixtures.hpp"
 #include "test_support.hpp"
 
@@ -209,6 +212,83 @@ TEST(Repair, DeterministicAcrossThreadCounts) {
   EXPECT_EQ(g1.sequence, g2.sequence);
   EXPECT_EQ(g2.sequence, g3.sequence);
   EXPECT_TRUE(kcla::test::same_matrix(g1.decompress(), a));
+}
+
+// A haplotype-like panel: every row a mosaic of chunks copied from a few founder rows, with
+// rare mutations. Long shared segments make RePair run many passes of high and low
+// counts, merge hole runs and outgrow its first occurrence store.
+kcla::CsrMatrix<double> mosaic_panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols,
+                                     int founders) {
+  const auto base = kcla::test::random_csr(gen, founders, cols, 0.3, 2);
+  std::vector<std::vector<double>> dense(founders, std::vector<double>(cols, 0.0));
+  for (int f = 0; f < founders; ++f)
+    for (auto k = base.row_offsets[f]; k < base.row_offsets[f + 1]; ++k)
+      dense[f][base.column_indices[k]] = base.values[k];
+  std::uniform_int_distribution<int> pick(0, founders - 1);
+  std::uniform_int_distribution<std::int64_t> chunk(1, std::max<std::int64_t>(1, cols / 4));
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  kcla::CsrMatrix<double> a;
+  a.num_rows = rows;
+  a.num_cols = cols;
+  a.row_offsets.assign(1, 0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    for (std::int64_t c = 0; c < cols;) {
+      const int f = pick(gen);
+      const std::int64_t end = std::min(cols, c + chunk(gen));
+      for (; c < end; ++c) {
+        double v = dense[f][c];
+        if (unit(gen) < 0.002) v = v == 0 ? 1.0 : 0.0;  // mutation
+        if (v != 0) {
+          a.column_indices.push_back(static_cast<std::int32_t>(c));
+          a.values.push_back(v);
+        }
+      }
+    }
+    a.row_offsets.push_back(a.nnz());
+  }
+  return a;
+}
+
+TEST(Repair, MosaicPanelsRoundTripAndLeaveNoRepeatedPair) {
+  auto gen = kcla::test::rng();
+  for (const auto& [rows, cols, founders] :
+       {std::tuple{300, 400, 6}, std::tuple{64, 3000, 3}, std::tuple{500, 60, 12}}) {
+    const auto a = mosaic_panel(gen, rows, cols, founders);
+    kcla::RepairStats stats;
+    const auto g = kcla::compress(a, {}, &stats);
+    ASSERT_NO_THROW(g.validate());
+    ASSERT_TRUE(kcla::test::same_matrix(g.decompress(), a)) << rows << "x" << cols;
+    expect_rules_inside_rows(g);
+    EXPECT_LT(g.sequence.size() + 2 * g.rule_left.size(), a.column_indices.size() / 2)
+        << "shared segments must compress";
+    EXPECT_GT(stats.working_bytes, 0);
+    // RePair stops when no pair occurs twice: within rows, every adjacent pair of the
+    // final sequence is distinct.
+    std::set<std::pair<kcla::symbol_t, kcla::symbol_t>> seen;
+    for (std::int64_t r = 0; r < g.num_rows; ++r)
+      for (auto k = g.row_offsets[r]; k + 1 < g.row_offsets[r + 1]; ++k)
+        EXPECT_TRUE(seen.insert({g.sequence[k], g.sequence[k + 1]}).second)
+            << "pair (" << g.sequence[k] << ", " << g.sequence[k + 1] << ") left twice";
+  }
+}
+
+TEST(Repair, MosaicBlocksAreIdenticalForAnyThreadCount) {
+  auto gen = kcla::test::rng();
+  const auto a = mosaic_panel(gen, 400, 500, 8);
+  kcla::RepairOptions one, two;
+  one.block_rows = two.block_rows = 70;  // 6 blocks, the last one short
+  one.threads = 1;
+  two.threads = 2;
+  kcla::RepairStats s1, s2;
+  const auto g1 = kcla::compress(a, one, &s1), g2 = kcla::compress(a, two, &s2);
+  EXPECT_EQ(s1.blocks, 6);
+  EXPECT_EQ(g1.rule_left, g2.rule_left);
+  EXPECT_EQ(g1.rule_right, g2.rule_right);
+  EXPECT_EQ(g1.sequence, g2.sequence);
+  EXPECT_EQ(g1.row_offsets, g2.row_offsets);
+  EXPECT_EQ(s1.rules_before_merge, s2.rules_before_merge);
+  ASSERT_NO_THROW(g2.validate());
+  EXPECT_TRUE(kcla::test::same_matrix(g2.decompress(), a));
 }
 
 TEST(Repair, RowBlocksShareIdenticalRules) {
