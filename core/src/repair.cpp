@@ -239,7 +239,7 @@ class BlockCompressor {
         slots[i] = s;
       }
     };
-    constexpr index_t kAheadCount = 16;
+    constexpr index_t kAheadCount = 32;
     for (index_t i = 0; i + 1 < n_; ++i) {
       const std::int64_t ahead = std::int64_t{i} + kAheadCount;
       if (ahead + 1 < n_ && is_pair(static_cast<index_t>(ahead)))
@@ -379,6 +379,7 @@ class BlockCompressor {
     if (free_record_ != kNone) {
       id = free_record_;
       free_record_ = records_[id].queue_next;
+      if (free_record_ != kNone) prefetch(&records_[free_record_]);  // the next one taken
       records_[id] = fresh;
     } else {
       id = static_cast<index_t>(records_.size());
@@ -516,8 +517,37 @@ class BlockCompressor {
     if (s.id != kNone) prefetch(&records_[s.id]);
   }
 
+  // The pair pop_max will most likely return after this pass: the head of the highest
+  // non-empty bucket (a pass only adds pairs behind it and rarely lowers it).
+  index_t likely_next() const {
+    if (buckets_[bucket_limit_] != kNone) return kNone;
+    for (index_t b = top_bucket_, tries = 0; b >= 2 && tries < 8; --b, ++tries)
+      if (buckets_[b] != kNone) return buckets_[b];
+    return kNone;
+  }
+  // Warms the next pass's occurrences in three steps spread over this pass (record, then
+  // segment, then the sequence there), each step's load having had time to arrive.
+  void warm_record(index_t id) const {
+    if (id != kNone) prefetch(&records_[id]);
+  }
+  void warm_segment(index_t id) const {
+    if (id == kNone) return;
+    const auto& r = records_[id];
+    for (index_t e = std::max<index_t>(0, r.length - kWarm); e < r.length; e += 16)
+      prefetch(&pool_[static_cast<std::size_t>(r.offset + e)]);
+  }
+  void warm_sequence(index_t id) const {
+    if (id == kNone) return;
+    const auto& r = records_[id];
+    for (index_t e = std::max<index_t>(0, r.length - kWarm); e < r.length; ++e)
+      prefetch(&symbols_[pool_[static_cast<std::size_t>(r.offset + e)]]);
+  }
+  static constexpr index_t kWarm = 64;  // newest entries of the next segment warmed
+
   std::int64_t replace_all(index_t pair_id) {
     const symbol_t a = records_[pair_id].left, b = records_[pair_id].right;
+    const index_t next = likely_next();
+    warm_record(next);
     const symbol_t x = first_rule_symbol_ + static_cast<symbol_t>(rule_left_.size());
     rule_left_.push_back(a);
     rule_right_.push_back(b);
@@ -535,6 +565,7 @@ class BlockCompressor {
       }
     }
     const auto m = static_cast<index_t>(occurrences_.size());
+    warm_segment(next);
     created_.clear();
     made_.clear();
     constexpr index_t kDepth = 8;  // a power of two; prefetch distance of the table slots
@@ -580,6 +611,7 @@ class BlockCompressor {
       if (h.has_left) add_new_occurrence(p, symbols_[p], x, h.hash_new_left);
       if (h.has_right) add_new_occurrence(i, x, symbols_[k], h.hash_new_right);
     }
+    warm_sequence(next);
     erase(pair_id);
     file_new_segments();
     return m;
@@ -631,8 +663,10 @@ class BlockCompressor {
       const std::int64_t from = r.offset;
       index_t kept = 0;
       for (index_t e = 0; e < r.length; ++e) {
+        // Segments are mostly short: look ahead across them (what lies ahead is a
+        // position either way).
         constexpr index_t kPrefetch = 32;
-        if (e + kPrefetch < r.length)
+        if (from + e + kPrefetch < size)
           prefetch(&symbols_[pool_[static_cast<std::size_t>(from + e + kPrefetch)]]);
         const index_t pos = pool_[static_cast<std::size_t>(from + e)];
         if (holds(pos, r.left, r.right)) pool_[static_cast<std::size_t>(out + kept++)] = pos;
