@@ -138,8 +138,12 @@ struct NewOccurrence {
 
 // Holes: a run of holes [s, e] of length >= 2 stores encode(e) at s and encode(s) at e,
 // a single hole kHole; inner holes are never read (a run is entered from its ends only).
-constexpr symbol_t encode_run_end(index_t other_end) { return -3 - other_end; }
-constexpr index_t decode_run_end(symbol_t s) { return -3 - s; }
+constexpr symbol_t encode_run_end(index_t other_end) {
+  return -3 - other_end;
+}
+constexpr index_t decode_run_end(symbol_t s) {
+  return -3 - s;
+}
 
 // The compressor of one row block. Symbols: terminals keep their global ids; rules are
 // numbered first_rule_symbol + i.
@@ -267,9 +271,9 @@ class BlockCompressor {
         keys[s.id] = s.key;
       }
     const auto extra = [&]() {
-      return static_cast<std::int64_t>(
-          slots.capacity() * sizeof(CountSlot) +
-          remap.capacity() * sizeof(index_t) + keys.capacity() * sizeof(std::uint64_t));
+      return static_cast<std::int64_t>(slots.capacity() * sizeof(CountSlot) +
+                                       remap.capacity() * sizeof(index_t) +
+                                       keys.capacity() * sizeof(std::uint64_t));
     };
     peak_bytes_ = std::max(peak_bytes_, bytes_now() + extra());
     BigVector<CountSlot>().swap(slots);
@@ -314,7 +318,8 @@ class BlockCompressor {
         if (slot.id != kNone) prefetch(&records_[slot.id]);
       }
       if (!is_pair(i)) continue;
-      const index_t id = find(symbols_[i], symbols_[i + 1], pair_hash(symbols_[i], symbols_[i + 1]));
+      const index_t id =
+          find(symbols_[i], symbols_[i + 1], pair_hash(symbols_[i], symbols_[i + 1]));
       if (id == kNone) continue;
       auto& r = records_[id];
       pool_[static_cast<std::size_t>(r.offset + r.length++)] = i;
@@ -689,8 +694,7 @@ class BlockCompressor {
         symbols_.capacity() * sizeof(symbol_t) + pool_.capacity() * sizeof(index_t) +
         table_.capacity() * sizeof(Slot) + records_.capacity() * sizeof(PairRecord) +
         2 * buckets_.capacity() * sizeof(index_t) +
-        (occurrences_.capacity() + created_.capacity() + order_.capacity()) *
-            sizeof(index_t) +
+        (occurrences_.capacity() + created_.capacity() + order_.capacity()) * sizeof(index_t) +
         made_.capacity() * sizeof(NewOccurrence) +
         (rule_left_.capacity() + rule_right_.capacity()) * sizeof(symbol_t));
   }
