@@ -34,8 +34,9 @@ struct RepairStats {
   double seconds = 0;
   std::int64_t blocks = 0;
   std::int64_t rules_before_merge = 0;  ///< sum of the blocks' rules
-  /// Peak bytes of RePair's own working arrays (sequence, links, pair table, records,
-  /// queue) summed over the blocks in flight: the documented memory per input symbol.
+  /// Peak bytes of RePair's own working arrays (sequence, occurrence store, pair table,
+  /// records, queue, and the initial pair count's table) summed over the blocks in flight:
+  /// the documented memory per input symbol.
   std::int64_t working_bytes = 0;
 };
 
