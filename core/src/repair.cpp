@@ -52,8 +52,8 @@ inline void prefetch(const void* p) {
 }
 
 // The big arrays are read at random (the sequence, the pair table, the records): on 4 KiB
-// pages nearly every such read is also a TLB miss. Large ones are mapped on their own and marked for
-// transparent huge pages, which the kernel honours where it allows them (madvise mode).
+// pages nearly every such read is also a TLB miss. Large ones are mapped on their own and marked
+// for transparent huge pages, which the kernel honours where it allows them (madvise mode).
 template <class T>
 struct BigAllocator {
   using value_type = T;
