@@ -50,8 +50,9 @@ struct BlockCompressStats {
 };
 
 /// Budget bytes one nonzero of a block in flight is charged: CSR input (12), CSRV (4),
-/// RePair's sequence, links, records and pair table (measured working set: ~34).
-constexpr std::int64_t kRepairBytesPerNonzero = 56;
+/// RePair's working arrays (sequence, occurrence store, records, pair table: 6-15 per
+/// nonzero measured, docs/benchmarks.md), and slack for the allocator.
+constexpr std::int64_t kRepairBytesPerNonzero = 40;
 
 /// The block width `options` gives for a panel of `num_rows` rows.
 std::int64_t default_block_cols(std::int64_t num_rows, const BlockCompressOptions& options);
