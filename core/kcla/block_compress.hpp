@@ -34,8 +34,9 @@ struct BlockCompressOptions {
   int threads = 0;
   /// Bytes the blocks in flight may take together (their CSR, RePair's working arrays
   /// at kRepairBytesPerNonzero, the grammars waiting to be handed on); 0 means no limit.
-  /// A block is read only while the budget has room, and one block alone above the
-  /// budget is an error that names it.
+  /// A block is read only while the budget has room for one as large as the largest so
+  /// far, and compressed only once its own charge fits (so memory stays within the limit
+  /// plus one block's CSR); one block alone above the budget is an error that names it.
   std::int64_t memory_limit_bytes = 0;
   /// Called (serialised) after every block handed on.
   std::function<void(const BlockCompressProgress&)> progress;

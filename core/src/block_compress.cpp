@@ -90,6 +90,14 @@ class BlockPipeline {
                 std::to_string(charge >> 20) + " MiB to compress, more than the memory limit of " +
                 std::to_string(options_.memory_limit_bytes >> 20) +
                 " MiB; use narrower blocks (--block-cols)");
+          largest_charge_ = std::max(largest_charge_, charge);
+          // A block larger than the ones before may not fit beside those in flight: it
+          // waits (its CSR already read) until they finish.
+          changed_.wait(lock, [&] {
+            return failed_ || in_flight_bytes_ == 0 || options_.memory_limit_bytes <= 0 ||
+                   in_flight_bytes_ + charge <= options_.memory_limit_bytes;
+          });
+          if (failed_) return;
           in_flight_bytes_ += charge;
           stats_.peak_bytes_in_flight = std::max(stats_.peak_bytes_in_flight, in_flight_bytes_);
           stats_.nonzeros += block.nnz();
@@ -144,11 +152,7 @@ class BlockPipeline {
   bool has_room() const {
     if (options_.memory_limit_bytes <= 0) return true;
     // Room for a block as large as the largest so far.
-    return in_flight_bytes_ + largest_charge_estimate() <= options_.memory_limit_bytes;
-  }
-  std::int64_t largest_charge_estimate() const {
-    const std::int64_t blocks = std::max<std::int64_t>(next_id_, 1);
-    return (stats_.nonzeros / blocks) * (kRepairBytesPerNonzero + 12) + 1;
+    return in_flight_bytes_ + largest_charge_ <= options_.memory_limit_bytes;
   }
   double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -197,6 +201,7 @@ class BlockPipeline {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::int64_t next_id_ = 0, next_out_ = 0, next_col_ = 0, in_flight_bytes_ = 0;
+  std::int64_t largest_charge_ = 0;
   std::map<std::int64_t, Done> done_;
   std::vector<BlockExtent> extents_;
   BlockCompressProgress progress_;
