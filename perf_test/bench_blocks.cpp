@@ -203,8 +203,7 @@ int main(int argc, char** argv) {
         "threads, %lld blocks; peak RSS %.1f GB, budget "
         "high-water %.1f GB\n",
         compress_seconds, nnz, nnz / entries, nnz / compress_seconds / 1e6, stats.threads,
-        static_cast<long long>(stats.blocks), peak_rss_gb(),
-        pack ? entries / 4 / 1073741824.0 : 0.0, stats.peak_bytes_in_flight / 1e9);
+        static_cast<long long>(stats.blocks), peak_rss_gb(), stats.peak_bytes_in_flight / 1e9);
     std::fflush(stdout);
 
     // The 2-bit panel, made again block by block on every core (each thread its own
