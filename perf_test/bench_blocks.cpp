@@ -257,7 +257,9 @@ int main(int argc, char** argv) {
     }
     std::mt19937_64 gen(7);
     std::uniform_real_distribution<double> u(-1, 1);
-    for (std::int64_t B : {std::int64_t(1), s.batch}) {
+    std::vector<std::int64_t> batches{1};
+    if (s.batch > 1) batches.push_back(s.batch);
+    for (std::int64_t B : batches) {
       Kokkos::View<float**, Kokkos::LayoutRight, memory> X("X", g.num_cols(), B),
           Y("Y", g.num_rows(), B);
       auto Xh = Kokkos::create_mirror_view(X);
