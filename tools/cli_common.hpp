@@ -5,6 +5,7 @@
 #include <kcla/column_block_source.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar.hpp>
+#include <kcla/semiring.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -64,6 +65,20 @@ std::int64_t peak_rss_bytes();
 /// Runs f<ExecutionSpace>() on the back end named "cuda", "openmp", "serial" or "" (the
 /// default execution space). Throws UsageError for a back end this build lacks.
 void with_backend(const std::string& name, const std::function<void(const std::string&)>& run);
+
+/// Calls run(Semiring{}) with the semiring --semiring and --precision name (plus_times,
+/// boolean, min_plus; fp32 or fp64) and returns what it returns; UsageError otherwise.
+template <class Run>
+auto with_semiring(const Arguments& args, Run&& run) {
+  const auto semiring = args.get("semiring", "plus_times");
+  const auto precision = args.get("precision", "fp32");
+  if (precision != "fp32" && precision != "fp64") throw UsageError("--precision: fp32 or fp64");
+  const bool fp64 = precision == "fp64";
+  if (semiring == "plus_times") return fp64 ? run(PlusTimes<double>{}) : run(PlusTimes<float>{});
+  if (semiring == "min_plus") return fp64 ? run(MinPlus<double>{}) : run(MinPlus<float>{});
+  if (semiring == "boolean") return run(Boolean{});
+  throw UsageError("--semiring: plus_times, boolean or min_plus (not '" + semiring + "')");
+}
 
 /// True when stderr is a terminal (progress bars only then).
 bool stderr_is_terminal();

@@ -209,17 +209,8 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
 template <class Exec>
 Outcome dispatch(const Grammar& g, const std::vector<double>& x, std::int64_t B,
                  const Arguments& args) {
-  const auto semiring = args.get("semiring", "plus_times");
-  const auto precision = args.get("precision", "fp32");
-  if (precision != "fp32" && precision != "fp64") throw UsageError("--precision: fp32 or fp64");
-  if (semiring == "plus_times")
-    return precision == "fp64" ? run<PlusTimes<double>, Exec>(g, x, B, args)
-                               : run<PlusTimes<float>, Exec>(g, x, B, args);
-  if (semiring == "min_plus")
-    return precision == "fp64" ? run<MinPlus<double>, Exec>(g, x, B, args)
-                               : run<MinPlus<float>, Exec>(g, x, B, args);
-  if (semiring == "boolean") return run<Boolean, Exec>(g, x, B, args);
-  throw UsageError("--semiring: plus_times, boolean or min_plus (not '" + semiring + "')");
+  return with_semiring(args,
+                       [&](auto semiring) { return run<decltype(semiring), Exec>(g, x, B, args); });
 }
 
 }  // namespace

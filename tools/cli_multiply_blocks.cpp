@@ -109,17 +109,8 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
 template <class Exec>
 BlockOutcome dispatch_blocks(const BlockGrammar& g, const std::vector<double>& x, std::int64_t B,
                              const Arguments& args) {
-  const auto semiring = args.get("semiring", "plus_times");
-  const auto precision = args.get("precision", "fp32");
-  if (precision != "fp32" && precision != "fp64") throw UsageError("--precision: fp32 or fp64");
-  if (semiring == "plus_times")
-    return precision == "fp64" ? run_blocks<PlusTimes<double>, Exec>(g, x, B, args)
-                               : run_blocks<PlusTimes<float>, Exec>(g, x, B, args);
-  if (semiring == "min_plus")
-    return precision == "fp64" ? run_blocks<MinPlus<double>, Exec>(g, x, B, args)
-                               : run_blocks<MinPlus<float>, Exec>(g, x, B, args);
-  if (semiring == "boolean") return run_blocks<Boolean, Exec>(g, x, B, args);
-  throw UsageError("--semiring: plus_times, boolean or min_plus (not '" + semiring + "')");
+  return with_semiring(
+      args, [&](auto semiring) { return run_blocks<decltype(semiring), Exec>(g, x, B, args); });
 }
 
 }  // namespace

@@ -24,16 +24,6 @@ namespace kcla {
 
 namespace detail {
 
-template <class T, class MemorySpace>
-T* grow_buffer(Kokkos::View<std::uint64_t*, MemorySpace>& buffer, std::int64_t elements,
-               const char* label) {
-  const std::int64_t words = (elements * static_cast<std::int64_t>(sizeof(T)) + 7) / 8;
-  if (static_cast<std::int64_t>(buffer.extent(0)) < words)
-    buffer = Kokkos::View<std::uint64_t*, MemorySpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), words);
-  return reinterpret_cast<T*>(buffer.data());
-}
-
 /// The product over the held blocks on raw vector-innermost arrays (x: num_cols x B, y:
 /// num_rows x B).
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
@@ -73,7 +63,7 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
   }
   T* partial =
       A.num_held_blocks() > 1 || direct == A.num_held_blocks()
-          ? grow_buffer<T>(buffers.partial, partial_rows * vectors, "kcla::block_grammar::partial")
+          ? chunk_buffer<T>(buffers.partial, partial_rows * vectors, "kcla::block_grammar::partial")
           : nullptr;
   for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
     if (i == direct) continue;

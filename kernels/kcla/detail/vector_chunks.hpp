@@ -27,6 +27,7 @@ std::int64_t vectors_per_chunk(const GrammarMatrix<Scalar, MemorySpace>& A, std:
   return std::max<std::int64_t>(1, std::min(vectors, budget / per_vector));
 }
 
+/// `buffer` as room for `elements` values of T, grown (never shrunk) when smaller.
 template <class T, class MemorySpace>
 T* chunk_buffer(Kokkos::View<std::uint64_t*, MemorySpace>& buffer, std::int64_t elements,
                 const char* label) {
