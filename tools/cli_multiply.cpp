@@ -1,4 +1,4 @@
-// kcla multiply FILE [--x FILE | --random] [--semiring S] [--batch B] [--verify] ...
+// kcla multiply FILE [--x FILE | --random] [--semiring S] [--batch B] [--transpose] ...
 #include "cli_common.hpp"
 #include "cli_mpi.hpp"
 
@@ -29,8 +29,10 @@ Multiplies a matrix by x (or B vectors X) with the grammar engine and times it.
 FILE is a kcla grammar (.h5) or anything `kcla compress` reads (compressed first).
 
 options:
+  --transpose          the left product z = A^T y (y: one value per row, z: one per column)
   --x FILE             input values: text (whitespace separated) or .bin (float32);
-                       cols x B values, the B values of one column together
+                       cols x B values (rows x B with --transpose), the B values of one
+                       column together
   --random             random input (default when --x is absent); --seed N to repeat
   --semiring S         plus_times (default), boolean, min_plus
   --precision P        fp32 (default) or fp64 (plus_times and min_plus)
@@ -40,11 +42,15 @@ options:
                        CUDA graph), fused (one ticketed kernel)
   --backend B          cuda, openmp or serial (default: the build's default device)
   --repeat N           timed products (default 20; the median is reported)
-  --verify             check y against a CSR product of the decompressed matrix
+  --verify             check y against a CSR product of the decompressed matrix (A^T's
+                       with --transpose)
   --compare            also time what you could run instead, each in its best form
                        (plus_times fp32): on CUDA every cuSPARSE SpMV/SpMM algorithm with
                        and without preprocessing, dense cuBLAS GEMV/GEMM (fp32 and TF32)
-                       when the dense panel fits; on the host KokkosSparse::spmv
+                       when the dense panel fits; on the host KokkosSparse::spmv; the
+                       2-bit genotype kernels. With --transpose: all of these on an
+                       explicit transposed copy (CSC) and cuSPARSE/KokkosSparse with the
+                       transpose operation on the CSR matrix
   -o, --output FILE    write y as text (one row per line)
   --cols N             column count, for mm-repair input
   --block-rows N, --threads N   RePair options when FILE must be compressed
@@ -71,29 +77,41 @@ struct Outcome {
   double verify_error = -1;  // relative error (plus_times) or mismatches (others)
 };
 
+/// The matrix a product multiplies by: A, or A^T for --transpose (as CSR, for references).
+CsrMatrix<double> product_matrix(const Grammar& g, bool transpose) {
+  return transpose ? transposed(g.decompress()) : g.decompress();
+}
+
 /// Times every baseline product on the same X (each checked against kcla's Y first: a
 /// baseline that disagrees is reported, not timed).
 template <class Exec, class XView, class Timer>
 std::vector<Compared> compare_baselines(const Grammar& g, const XView& X, std::int64_t B,
-                                        const Timer& median_time) {
+                                        bool transpose, const Timer& median_time) {
   using memory = typename Exec::memory_space;
-  const auto csr = g.decompress();
+  const auto csr = product_matrix(g, transpose);
   detail::CsrBaselines<Exec> baselines(csr);
   detail::BaselineOperands<memory> o;
   o.x = X;
-  o.y = Kokkos::View<float**, Kokkos::LayoutRight, memory>("Y_baseline", g.num_rows, B);
-  o.x_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("X_columns", g.num_cols, B);
-  o.y_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("Y_columns", g.num_rows, B);
+  o.y = Kokkos::View<float**, Kokkos::LayoutRight, memory>("Y_baseline", csr.num_rows, B);
+  o.x_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("X_columns", csr.num_cols, B);
+  o.y_columns = Kokkos::View<float**, Kokkos::LayoutLeft, memory>("Y_columns", csr.num_rows, B);
   Kokkos::deep_copy(o.x_columns, X);  // the same values, each vector contiguous
   // The reference for the checks: a plain product of the decompressed matrix on the host.
   auto xh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), X);
-  std::vector<double> reference(static_cast<std::size_t>(g.num_rows * B), 0.0);
+  std::vector<double> reference(static_cast<std::size_t>(csr.num_rows * B), 0.0);
   for (std::int64_t r = 0; r < csr.num_rows; ++r)
     for (auto k = csr.row_offsets[r]; k < csr.row_offsets[r + 1]; ++k)
       for (std::int64_t b = 0; b < B; ++b)
         reference[r * B + b] += csr.values[k] * static_cast<double>(xh(csr.column_indices[k], b));
   std::vector<Compared> out;
-  for (const auto& p : baselines.products(o, B)) {
+  auto products = baselines.products(o, B);
+  if (transpose) {
+    // The explicit copy's products, then the transpose operation on A's own CSR arrays.
+    for (auto& p : products) p.family = "A^T copy: " + p.family;
+    const auto original = detail::CsrBaselines<Exec>(g.decompress(), false);
+    for (auto& p : original.transposed_products(o, B)) products.push_back(p);
+  }
+  for (const auto& p : products) {
     Compared c;
     c.name = p.family + " " + p.variant;
     try {
@@ -102,7 +120,7 @@ std::vector<Compared> compare_baselines(const Grammar& g, const XView& X, std::i
       auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o.y);
       auto ych = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o.y_columns);
       double num = 0, den = 0;
-      for (std::int64_t r = 0; r < g.num_rows; ++r)
+      for (std::int64_t r = 0; r < csr.num_rows; ++r)
         for (std::int64_t b = 0; b < B; ++b) {
           const double got = p.column_major ? ych(r, b) : yh(r, b);
           const double want = reference[r * B + b];
@@ -137,13 +155,24 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
                    : launch_name == "auto"      ? SweepLaunch::automatic
                                            : throw UsageError("--launch: auto, fused or per_level");
   options.expected_vectors = B;
+  const bool transpose = args.has("transpose");
+  if (transpose) options.products = GrammarProducts::transpose;
   GrammarMatrix<Scalar, memory> A(g, options);
-  Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", g.num_cols, B), Y("Y", g.num_rows, B);
+  // in / out: the lengths of x and y (A x), or of y and z (A^T y).
+  const std::int64_t in = transpose ? g.num_rows : g.num_cols;
+  const std::int64_t out_rows = transpose ? g.num_cols : g.num_rows;
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", in, B), Y("Y", out_rows, B);
   auto Xh = Kokkos::create_mirror_view(X);
-  for (std::int64_t i = 0; i < g.num_cols * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
+  for (std::int64_t i = 0; i < in * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
   Kokkos::deep_copy(X, Xh);
   Exec exec;
-  multiply<Semiring>(exec, A, X, Y);  // warm-up: plan and workspace
+  auto kcla_product = [&] {
+    if (transpose)
+      multiply_transpose<Semiring>(exec, A, X, Y, options.launch);
+    else
+      multiply<Semiring>(exec, A, X, Y);
+  };
+  kcla_product();  // warm-up: plan and workspace
   exec.fence();
   const auto repeat = std::max<std::int64_t>(1, args.get_int("repeat", 20));
   auto median_time = [&](const std::function<void()>& product) {
@@ -159,31 +188,36 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
     return times[times.size() / 2];
   };
   Outcome out;
-  out.median_seconds = median_time([&] { multiply<Semiring>(exec, A, X, Y); });
+  out.median_seconds = median_time(kcla_product);
   if (args.has("compare")) {
     if constexpr (std::is_same<Semiring, PlusTimes<float>>::value)
-      out.compared = compare_baselines<Exec>(g, X, B, median_time);
+      out.compared = compare_baselines<Exec>(g, X, B, transpose, median_time);
     else
       throw UsageError("--compare measures plus_times fp32 products only");
   }
-  out.schedule = std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
+  const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
+  out.schedule =
+      transpose ? std::string("transpose/") + (A.options().launch != SweepLaunch::automatic
+                                                   ? to_string(A.options().launch)
+                                                   : (host ? "per_level" : "graph"))
+                : std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
   out.device_bytes = A.device_bytes();
   auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
   out.y.assign(Yh.data(), Yh.data() + Yh.span());
   if (args.has("verify")) {
-    const auto csr = g.decompress();
+    const auto csr = product_matrix(g, transpose);
     if constexpr (std::is_same<Semiring, PlusTimes<T>>::value) {
       // Against the vendor CSR product (cuSPARSE on CUDA, KokkosSparse on host).
       const auto csr_device = to_device_csr<T, memory>(csr);
       double num = 0, den = 0;
       for (std::int64_t b = 0; b < B; ++b) {
-        Kokkos::View<T*, memory> xb("xb", g.num_cols), yb("yb", g.num_rows);
+        Kokkos::View<T*, memory> xb("xb", in), yb("yb", out_rows);
         auto xbh = Kokkos::create_mirror_view(xb);
-        for (std::int64_t j = 0; j < g.num_cols; ++j) xbh(j) = static_cast<T>(x[j * B + b]);
+        for (std::int64_t j = 0; j < in; ++j) xbh(j) = static_cast<T>(x[j * B + b]);
         Kokkos::deep_copy(xb, xbh);
         csr_spmv(exec, csr_device, xb, yb);
         auto ybh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yb);
-        for (std::int64_t r = 0; r < g.num_rows; ++r) {
+        for (std::int64_t r = 0; r < out_rows; ++r) {
           const double d = out.y[r * B + b] - static_cast<double>(ybh(r));
           num += d * d;
           den += static_cast<double>(ybh(r)) * static_cast<double>(ybh(r));
@@ -193,11 +227,11 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
     } else {
       std::int64_t mismatches = 0;
       for (std::int64_t b = 0; b < B; ++b) {
-        std::vector<T> xb(g.num_cols);
-        std::vector<T> yb(g.num_rows);
-        for (std::int64_t j = 0; j < g.num_cols; ++j) xb[j] = static_cast<T>(x[j * B + b]);
+        std::vector<T> xb(in);
+        std::vector<T> yb(out_rows);
+        for (std::int64_t j = 0; j < in; ++j) xb[j] = static_cast<T>(x[j * B + b]);
         reference::csr_multiply<Semiring>(csr, xb, yb);
-        for (std::int64_t r = 0; r < g.num_rows; ++r)
+        for (std::int64_t r = 0; r < out_rows; ++r)
           if (static_cast<double>(yb[r]) != out.y[r * B + b]) ++mismatches;
       }
       out.verify_error = static_cast<double>(mismatches);
@@ -216,33 +250,41 @@ Outcome dispatch(const Grammar& g, const std::vector<double>& x, std::int64_t B,
 }  // namespace
 
 int run_multiply(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"random", "verify", "compare", "help", "quiet"});
+  Arguments args(argc, argv, 2, {"random", "verify", "compare", "help", "quiet", "transpose"});
   if (args.has("help")) {
     std::cout << kHelp;
     return ok;
   }
-  args.allow_only({"x", "random", "seed", "semiring", "precision", "batch", "schedule", "launch",
-                   "backend", "repeat", "verify", "compare", "output", "cols", "block-rows",
-                   "threads", "verify-rows", "help", "quiet"});
+  args.allow_only({"x",       "random",      "seed",   "semiring", "precision",
+                   "batch",   "schedule",    "launch", "backend",  "repeat",
+                   "verify",  "compare",     "output", "cols",     "block-rows",
+                   "threads", "verify-rows", "help",   "quiet",    "transpose"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
   if (B < 1) throw UsageError("--batch must be at least 1");
-  if (is_block_grammar_hdf5(path) || mpi_ranks() > 1) return run_multiply_blocks(args);
+  if (is_block_grammar_hdf5(path) || mpi_ranks() > 1) {
+    if (args.has("transpose"))
+      throw UsageError("--transpose is not available for block grammar files or under mpirun");
+    return run_multiply_blocks(args);
+  }
   const Grammar g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());
+  const bool transpose = args.has("transpose");
+  const std::int64_t in = transpose ? g.num_rows : g.num_cols;
+  const std::int64_t out_rows = transpose ? g.num_cols : g.num_rows;
   std::vector<double> x;
   const bool boolean = args.get("semiring", "plus_times") == "boolean";
   if (args.has("x")) {
     x = read_values(args.get("x"));
-    if (static_cast<std::int64_t>(x.size()) != g.num_cols * B)
-      throw FormatError(args.get("x"),
-                        "holds " + std::to_string(x.size()) +
-                            " values, expected cols x B = " + std::to_string(g.num_cols * B));
+    if (static_cast<std::int64_t>(x.size()) != in * B)
+      throw FormatError(args.get("x"), "holds " + std::to_string(x.size()) + " values, expected " +
+                                           (transpose ? "rows" : "cols") +
+                                           " x B = " + std::to_string(in * B));
   } else {
     std::mt19937_64 gen(static_cast<std::uint64_t>(args.get_int("seed", 1)));
     std::uniform_real_distribution<double> u(0, 1);
-    x.resize(static_cast<std::size_t>(g.num_cols * B));
+    x.resize(static_cast<std::size_t>(in * B));
     for (auto& v : x) v = boolean ? (u(gen) < 0.1 ? 1.0 : 0.0) : u(gen);
   }
   Outcome out;
@@ -259,10 +301,10 @@ int run_multiply(int argc, char** argv) {
     if (name == "serial") out = dispatch<Kokkos::Serial>(g, x, B, args);
 #endif
   });
-  std::printf("multiply: %lld x %lld, B=%lld, semiring %s, back end %s, schedule %s\n",
-              static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
-              static_cast<long long>(B), args.get("semiring", "plus_times").c_str(),
-              backend.c_str(), out.schedule.c_str());
+  std::printf("multiply%s: %lld x %lld, B=%lld, semiring %s, back end %s, schedule %s\n",
+              transpose ? " (transposed, z = A^T y)" : "", static_cast<long long>(g.num_rows),
+              static_cast<long long>(g.num_cols), static_cast<long long>(B),
+              args.get("semiring", "plus_times").c_str(), backend.c_str(), out.schedule.c_str());
   std::printf("time: %.4f ms per product (median of %lld), %.4f ms per vector; device %.2f MB\n",
               out.median_seconds * 1e3,
               static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))),
@@ -294,7 +336,7 @@ int run_multiply(int argc, char** argv) {
     std::ofstream o(args.get("output"));
     if (!o) throw FormatError(args.get("output"), "cannot write");
     o.precision(9);
-    for (std::int64_t r = 0; r < g.num_rows; ++r) {
+    for (std::int64_t r = 0; r < out_rows; ++r) {
       for (std::int64_t b = 0; b < B; ++b) o << (b ? " " : "") << out.y[r * B + b];
       o << "\n";
     }

@@ -49,6 +49,27 @@ struct CsrMatrix {
   }
 };
 
+/// A^T as a CSR matrix (the CSC arrays of A), columns ascending within each row.
+template <class Scalar>
+CsrMatrix<Scalar> transposed(const CsrMatrix<Scalar>& a) {
+  CsrMatrix<Scalar> t;
+  t.num_rows = a.num_cols;
+  t.num_cols = a.num_rows;
+  t.row_offsets.assign(static_cast<std::size_t>(a.num_cols) + 1, 0);
+  for (auto c : a.column_indices) ++t.row_offsets[static_cast<std::size_t>(c) + 1];
+  for (std::int64_t j = 0; j < a.num_cols; ++j) t.row_offsets[j + 1] += t.row_offsets[j];
+  t.column_indices.resize(a.column_indices.size());
+  t.values.resize(a.values.size());
+  std::vector<std::int64_t> next(t.row_offsets.begin(), t.row_offsets.end() - 1);
+  for (std::int64_t r = 0; r < a.num_rows; ++r)
+    for (auto k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
+      const auto at = next[a.column_indices[k]]++;
+      t.column_indices[at] = static_cast<std::int32_t>(r);
+      t.values[at] = a.values[k];
+    }
+  return t;
+}
+
 /// y = A x in plain loops with a wider accumulator: the obviously-correct reference.
 template <class Scalar, class XScalar, class YScalar>
 void reference_spmv(const CsrMatrix<Scalar>& a, const XScalar* x, YScalar* y) {

@@ -3,6 +3,7 @@
 // reusable plan (workspace, level counters) for repeated products.
 #pragma once
 
+#include <kcla/detail/transpose_views.hpp>
 #include <kcla/grammar.hpp>
 #include <kcla/grammar_metrics.hpp>
 #include <kcla/schedule.hpp>
@@ -18,7 +19,12 @@
 
 namespace kcla {
 
+/// Which products a GrammarMatrix is built for: y = A x (right), z = A^T y (transpose,
+/// kcla::multiply_transpose), or both. Each direction holds its own schedule on the device.
+enum class GrammarProducts { right, transpose, both };
+
 struct GrammarMatrixOptions {
+  GrammarProducts products = GrammarProducts::right;
   SweepSchedule schedule = SweepSchedule::automatic;
   SweepLaunch launch = SweepLaunch::automatic;
   /// Right-hand sides the cost model plans for (the product itself takes any number).
@@ -106,10 +112,15 @@ class GrammarMatrix {
                            options.workspace_budget_bytes, options.machine)
             : predict_sweep(metrics_, options.schedule, options.launch, options.expected_vectors,
                             sizeof(Scalar), options.machine);
-    if (prediction_.schedule == SweepSchedule::full_array)
-      load(build_full_array_schedule(grammar));
-    else
-      load(build_layered_schedule(grammar));
+    if (options.products != GrammarProducts::transpose) {
+      if (prediction_.schedule == SweepSchedule::full_array)
+        load(build_full_array_schedule(grammar));
+      else
+        load(build_layered_schedule(grammar));
+    }
+    if (options.products != GrammarProducts::right)
+      transpose_ = std::make_shared<detail::TransposeViews<Scalar, MemorySpace>>(
+          build_transpose_schedule(grammar));
   }
 
   std::int64_t num_rows() const { return num_rows_; }
@@ -120,6 +131,9 @@ class GrammarMatrix {
   const GrammarMetrics& metrics() const { return metrics_; }
   const GrammarMatrixOptions& options() const { return options_; }
   std::int32_t depth() const { return depth_; }
+  /// Whether the matrix was built for y = A x / z = A^T y (GrammarMatrixOptions::products).
+  bool has_right_product() const { return options_.products != GrammarProducts::transpose; }
+  bool has_transpose_product() const { return transpose_ != nullptr; }
 
   /// Device bytes of the schedule arrays and terminal table (no workspace).
   std::int64_t static_bytes() const {
@@ -130,20 +144,23 @@ class GrammarMatrix {
     };
     add(left), add(right), add(terminal_coefficients), add(terminal_columns), add(row_offsets),
         add(row_symbols), add(emit_positions), add(emit_rows);
+    if (transpose_) b += transpose_->static_bytes();
     return b;
   }
   /// Device bytes of the current plan (workspace, counters, ticket table).
   std::int64_t plan_bytes() const {
-    if (!plan_) return 0;
+    const std::int64_t transpose_bytes = transpose_ ? transpose_->plan_bytes() : 0;
+    if (!plan_) return transpose_bytes;
     const auto& p = *plan_;
-    return static_cast<std::int64_t>(
-        p.workspace.span() * 8 + p.counters.span() * 8 + p.ticket_level.span() * 4 +
-        p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
-        p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8 +
-        p.chunk_first_row.span() * 8 + p.occurrence_codes.span() * 4 +
-        p.occurrence_rows.span() * 4 + p.occurrence_offsets.span() * 8 +
-        p.occurrence_units.span() * 8 + p.row_copies.span() * 8 + p.chunk_x.span() * 8 +
-        p.chunk_y.span() * 8);
+    return transpose_bytes +
+           static_cast<std::int64_t>(
+               p.workspace.span() * 8 + p.counters.span() * 8 + p.ticket_level.span() * 4 +
+               p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 + p.ticket_end.span() * 8 +
+               p.tickets_per_level_device.span() * 8 + p.level_first.span() * 8 +
+               p.chunk_first_row.span() * 8 + p.occurrence_codes.span() * 4 +
+               p.occurrence_rows.span() * 4 + p.occurrence_offsets.span() * 8 +
+               p.occurrence_units.span() * 8 + p.row_copies.span() * 8 + p.chunk_x.span() * 8 +
+               p.chunk_y.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 
@@ -165,6 +182,15 @@ class GrammarMatrix {
   detail::SweepPlan<MemorySpace>& plan() const {
     if (!plan_) plan_ = std::make_shared<detail::SweepPlan<MemorySpace>>();
     return *plan_;
+  }
+  /// The left-product schedule and state; throws InvalidArgument when the matrix was built
+  /// for right products only.
+  detail::TransposeViews<Scalar, MemorySpace>& transpose_views() const {
+    if (!transpose_)
+      throw InvalidArgument(
+          "kcla::multiply_transpose: the matrix was built for right products only; build it "
+          "with GrammarMatrixOptions::products = GrammarProducts::transpose or ::both");
+    return *transpose_;
   }
 
  private:
@@ -211,6 +237,7 @@ class GrammarMatrix {
   std::int64_t num_rows_ = 0, num_cols_ = 0;
   std::int32_t depth_ = 0;
   mutable std::shared_ptr<detail::SweepPlan<MemorySpace>> plan_;
+  std::shared_ptr<detail::TransposeViews<Scalar, MemorySpace>> transpose_;
 };
 
 }  // namespace kcla

@@ -10,10 +10,18 @@
 // `exec` (asynchronous like any Kokkos kernel). One product at a time per matrix: the
 // matrix owns the workspace its products reuse. With a workspace budget
 // (GrammarMatrixOptions::workspace_budget_bytes), B vectors that do not fit run in chunks.
+//
+// z = A^T y (the left product, z^T = y^T A) for a matrix built with
+// GrammarMatrixOptions::products = GrammarProducts::transpose or ::both:
+//
+//   kcla::GrammarMatrixOptions o;  o.products = kcla::GrammarProducts::both;
+//   kcla::GrammarMatrix<float> G(grammar, o);
+//   kcla::multiply_transpose(exec, G, y, z);            // y: num_rows, z: num_cols
 #pragma once
 
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
+#include <kcla/detail/transpose_sweep.hpp>
 #include <kcla/detail/vector_chunks.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar_matrix.hpp>
@@ -41,6 +49,10 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
   const std::int64_t vectors = detail::check_product_extents(
       x, y, A.num_rows(), A.num_cols(), "matrix " + std::to_string(A.num_rows()),
       "matrix " + std::to_string(A.num_cols()) + " columns");
+  if (!A.has_right_product())
+    throw InvalidArgument(
+        "kcla::multiply: the matrix was built for transposed products only; build it with "
+        "GrammarMatrixOptions::products = GrammarProducts::right or ::both");
   if (vectors == 0) return;
   const std::int64_t chunk = detail::vectors_per_chunk(A, vectors, sizeof(value_type));
   if (chunk >= vectors) {
@@ -52,6 +64,40 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
       exec, x.data(), y.data(), A.num_cols(), A.num_rows(), vectors, chunk, plan.chunk_x,
       plan.chunk_y, [&](const value_type* xc, value_type* yc, std::int64_t width) {
         detail::sweep<semiring>(exec, A, xc, yc, width, launch);
+      });
+}
+
+/// z = A^T y: y holds num_rows values (rank 1) or num_rows x B (rank 2, LayoutRight), z
+/// likewise num_cols. z is overwritten. Launches: automatic (a CUDA graph on devices,
+/// per-level launches on the host), per_level or graph.
+template <class Semiring = void, class ExecutionSpace, class Scalar, class MemorySpace, class YView,
+          class ZView>
+void multiply_transpose(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>& A,
+                        const YView& y, const ZView& z,
+                        SweepLaunch launch = SweepLaunch::automatic) {
+  using value_type = typename ZView::non_const_value_type;
+  using semiring =
+      std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
+  detail::check_product_types<ExecutionSpace, MemorySpace, YView, ZView>();
+  static_assert(std::is_same<typename YView::non_const_value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the same value type");
+  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the semiring's value_type");
+  const std::int64_t vectors = detail::check_product_extents(
+      y, z, A.num_cols(), A.num_rows(), "matrix " + std::to_string(A.num_cols()) + " columns",
+      "matrix " + std::to_string(A.num_rows()) + " rows", "kcla::multiply_transpose", "y", "z");
+  A.transpose_views();  // throws when the matrix has no left-product schedule
+  if (vectors == 0) return;
+  const std::int64_t chunk = detail::transpose_vectors_per_chunk(A, vectors, sizeof(value_type));
+  if (chunk >= vectors) {
+    detail::transpose_sweep<semiring>(exec, A, y.data(), z.data(), vectors, launch);
+    return;
+  }
+  auto& t = A.transpose_views();
+  detail::in_vector_chunks<value_type>(
+      exec, y.data(), z.data(), A.num_rows(), A.num_cols(), vectors, chunk, t.chunk_y, t.chunk_z,
+      [&](const value_type* yc, value_type* zc, std::int64_t width) {
+        detail::transpose_sweep<semiring>(exec, A, yc, zc, width, launch);
       });
 }
 

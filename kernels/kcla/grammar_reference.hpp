@@ -23,6 +23,42 @@ void csr_multiply(const CsrMatrix<double>& a, const X& x, Y& y) {
   }
 }
 
+/// z = A^T y over the CSR matrix: z_j = combine_i leaf(A_ij, y_i).
+template <class Semiring, class Y, class Z>
+void csr_multiply_transpose(const CsrMatrix<double>& a, const Y& y, Z& z) {
+  using T = typename Semiring::value_type;
+  std::vector<T> sum(static_cast<std::size_t>(a.num_cols), Semiring::zero());
+  for (std::int64_t r = 0; r < a.num_rows; ++r)
+    for (auto k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k)
+      sum[a.column_indices[k]] = Semiring::combine(
+          sum[a.column_indices[k]],
+          Semiring::leaf(Semiring::coefficient(a.values[k]), static_cast<T>(y[r])));
+  for (std::int64_t j = 0; j < a.num_cols; ++j) z[j] = sum[j];
+}
+
+/// z = A^T y over the raw grammar: occurrences pushed from the rows down the rules in
+/// reverse rule order (a rule's parents are later rules), then applied at the terminals.
+template <class Semiring, class Y, class Z>
+void grammar_multiply_transpose(const Grammar& g, const Y& y, Z& z) {
+  using T = typename Semiring::value_type;
+  const auto terminals = g.num_terminals();
+  std::vector<T> weight(static_cast<std::size_t>(g.num_symbols()), Semiring::zero());
+  for (std::int64_t r = 0; r < g.num_rows; ++r)
+    for (auto k = g.row_offsets[r]; k < g.row_offsets[r + 1]; ++k)
+      weight[g.sequence[k]] = Semiring::combine(weight[g.sequence[k]], static_cast<T>(y[r]));
+  for (std::int64_t i = g.num_rules() - 1; i >= 0; --i) {
+    const T w = weight[terminals + i];
+    weight[g.rule_left[i]] = Semiring::combine(weight[g.rule_left[i]], w);
+    weight[g.rule_right[i]] = Semiring::combine(weight[g.rule_right[i]], w);
+  }
+  std::vector<T> sum(static_cast<std::size_t>(g.num_cols), Semiring::zero());
+  for (std::int64_t t = 0; t < terminals; ++t)
+    sum[g.terminal_columns[t]] = Semiring::combine(
+        sum[g.terminal_columns[t]],
+        Semiring::leaf(Semiring::coefficient(g.values[g.terminal_values[t]]), weight[t]));
+  for (std::int64_t j = 0; j < g.num_cols; ++j) z[j] = sum[j];
+}
+
 /// Over the raw grammar in rule order (the CPU algorithm of mm-repair).
 template <class Semiring, class X, class Y>
 void grammar_multiply(const Grammar& g, const X& x, Y& y) {

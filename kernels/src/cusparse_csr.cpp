@@ -129,12 +129,13 @@ const char* to_string(DenseOrder order) {
 }
 
 std::string to_string(const CusparseSpmvVariant& v) {
-  return std::string(to_string(v.algorithm)) + (v.preprocess ? "+preprocess" : "");
+  return std::string(v.transpose ? "op(A)=T " : "") + to_string(v.algorithm) +
+         (v.preprocess ? "+preprocess" : "");
 }
 
 std::string to_string(const CusparseSpmmVariant& v) {
-  return std::string(to_string(v.algorithm)) + "/" + to_string(v.order) +
-         (v.preprocess ? "+preprocess" : "");
+  return std::string(v.transpose ? "op(A)=T " : "") + to_string(v.algorithm) + "/" +
+         to_string(v.order) + (v.preprocess ? "+preprocess" : "");
 }
 
 std::vector<CusparseSpmvVariant> all_spmv_variants() {
@@ -157,6 +158,18 @@ std::vector<CusparseSpmmVariant> all_spmm_variants() {
   return v;
 }
 
+std::vector<CusparseSpmvVariant> all_transposed_spmv_variants() {
+  auto v = all_spmv_variants();
+  for (auto& x : v) x.transpose = true;
+  return v;
+}
+
+std::vector<CusparseSpmmVariant> all_transposed_spmm_variants() {
+  auto v = all_spmm_variants();
+  for (auto& x : v) x.transpose = true;
+  return v;
+}
+
 struct CusparseCsr::Impl {
   cusparseHandle_t handle = nullptr;
   cudaDataType value_type = CUDA_R_32F;
@@ -165,8 +178,8 @@ struct CusparseCsr::Impl {
   int* row_offsets = nullptr;
   int* column_indices = nullptr;
   void* values = nullptr;
-  std::map<std::tuple<int, int>, SpmvState> spmv;
-  std::map<std::tuple<int, int, int>, SpmmState> spmm;
+  std::map<std::tuple<int, int, int>, SpmvState> spmv;
+  std::map<std::tuple<int, int, int, int>, SpmmState> spmm;
 
   cusparseSpMatDescr_t make_matrix() const {
     cusparseSpMatDescr_t m = nullptr;
@@ -218,25 +231,29 @@ void CusparseCsr::spmv(void* stream, const void* x, void* y, const CusparseSpmvV
   auto& s = *impl_;
   check(cusparseSetStream(s.handle, static_cast<cudaStream_t>(stream)), "cusparseSetStream");
   const auto alg = to_cusparse(variant.algorithm);
-  auto key = std::make_tuple(static_cast<int>(variant.algorithm), variant.preprocess ? 1 : 0);
+  const auto op =
+      variant.transpose ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const std::int64_t in = variant.transpose ? s.num_rows : s.num_cols;
+  const std::int64_t out = variant.transpose ? s.num_cols : s.num_rows;
+  auto key = std::make_tuple(static_cast<int>(variant.algorithm), variant.preprocess ? 1 : 0,
+                             variant.transpose ? 1 : 0);
   auto it = s.spmv.find(key);
   if (it == s.spmv.end()) {
     auto& st = s.spmv[key];
     try {
       st.matrix = s.make_matrix();
-      check(cusparseCreateDnVec(&st.x, s.num_cols, const_cast<void*>(x), s.value_type),
+      check(cusparseCreateDnVec(&st.x, in, const_cast<void*>(x), s.value_type),
             "cusparseCreateDnVec(x)");
-      check(cusparseCreateDnVec(&st.y, s.num_rows, y, s.value_type), "cusparseCreateDnVec(y)");
+      check(cusparseCreateDnVec(&st.y, out, y, s.value_type), "cusparseCreateDnVec(y)");
       std::size_t need = 0;
-      check(cusparseSpMV_bufferSize(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix,
-                                    st.x, s.zero(), st.y, s.value_type, alg, &need),
+      check(cusparseSpMV_bufferSize(s.handle, op, s.one(), st.matrix, st.x, s.zero(), st.y,
+                                    s.value_type, alg, &need),
             "cusparseSpMV_bufferSize");
       st.workspace.reserve(need > 0 ? need : 1);
       if (variant.preprocess)
-        check(
-            cusparseSpMV_preprocess(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix,
-                                    st.x, s.zero(), st.y, s.value_type, alg, st.workspace.data),
-            "cusparseSpMV_preprocess");
+        check(cusparseSpMV_preprocess(s.handle, op, s.one(), st.matrix, st.x, s.zero(), st.y,
+                                      s.value_type, alg, st.workspace.data),
+              "cusparseSpMV_preprocess");
     } catch (...) {
       s.spmv.erase(key);
       throw;
@@ -246,8 +263,8 @@ void CusparseCsr::spmv(void* stream, const void* x, void* y, const CusparseSpmvV
   auto& st = it->second;
   check(cusparseDnVecSetValues(st.x, const_cast<void*>(x)), "cusparseDnVecSetValues(x)");
   check(cusparseDnVecSetValues(st.y, y), "cusparseDnVecSetValues(y)");
-  check(cusparseSpMV(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix, st.x, s.zero(),
-                     st.y, s.value_type, alg, st.workspace.data),
+  check(cusparseSpMV(s.handle, op, s.one(), st.matrix, st.x, s.zero(), st.y, s.value_type, alg,
+                     st.workspace.data),
         "cusparseSpMV");
 }
 
@@ -258,8 +275,12 @@ void CusparseCsr::spmm(void* stream, int num_vectors, const void* x, void* y,
   const auto alg = to_cusparse(variant.algorithm);
   const bool row_major = variant.order == DenseOrder::row_major;
   const auto order = row_major ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+  const auto op =
+      variant.transpose ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
+  const std::int64_t in = variant.transpose ? s.num_rows : s.num_cols;
+  const std::int64_t out = variant.transpose ? s.num_cols : s.num_rows;
   auto key = std::make_tuple(static_cast<int>(variant.algorithm), row_major ? 1 : 0,
-                             variant.preprocess ? 1 : 0);
+                             variant.preprocess ? 1 : 0, variant.transpose ? 1 : 0);
   auto it = s.spmm.find(key);
   if (it != s.spmm.end() && it->second.vectors != num_vectors) {
     s.spmm.erase(it);  // a new shape: new descriptors, workspace and preprocessing
@@ -270,23 +291,22 @@ void CusparseCsr::spmm(void* stream, int num_vectors, const void* x, void* y,
     try {
       st.matrix = s.make_matrix();
       st.vectors = num_vectors;
-      const std::int64_t ldx = row_major ? num_vectors : s.num_cols;
-      const std::int64_t ldy = row_major ? num_vectors : s.num_rows;
-      check(cusparseCreateDnMat(&st.x, s.num_cols, num_vectors, ldx, const_cast<void*>(x),
-                                s.value_type, order),
+      const std::int64_t ldx = row_major ? num_vectors : in;
+      const std::int64_t ldy = row_major ? num_vectors : out;
+      check(cusparseCreateDnMat(&st.x, in, num_vectors, ldx, const_cast<void*>(x), s.value_type,
+                                order),
             "cusparseCreateDnMat(X)");
-      check(cusparseCreateDnMat(&st.y, s.num_rows, num_vectors, ldy, y, s.value_type, order),
+      check(cusparseCreateDnMat(&st.y, out, num_vectors, ldy, y, s.value_type, order),
             "cusparseCreateDnMat(Y)");
       std::size_t need = 0;
-      check(cusparseSpMM_bufferSize(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                    CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix, st.x,
-                                    s.zero(), st.y, s.value_type, alg, &need),
+      check(cusparseSpMM_bufferSize(s.handle, op, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(),
+                                    st.matrix, st.x, s.zero(), st.y, s.value_type, alg, &need),
             "cusparseSpMM_bufferSize");
       st.workspace.reserve(need > 0 ? need : 1);
       if (variant.preprocess)
-        check(cusparseSpMM_preprocess(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                      CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix, st.x,
-                                      s.zero(), st.y, s.value_type, alg, st.workspace.data),
+        check(cusparseSpMM_preprocess(s.handle, op, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(),
+                                      st.matrix, st.x, s.zero(), st.y, s.value_type, alg,
+                                      st.workspace.data),
               "cusparseSpMM_preprocess");
     } catch (...) {
       s.spmm.erase(key);
@@ -297,10 +317,9 @@ void CusparseCsr::spmm(void* stream, int num_vectors, const void* x, void* y,
   auto& st = it->second;
   check(cusparseDnMatSetValues(st.x, const_cast<void*>(x)), "cusparseDnMatSetValues(X)");
   check(cusparseDnMatSetValues(st.y, y), "cusparseDnMatSetValues(Y)");
-  check(
-      cusparseSpMM(s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                   s.one(), st.matrix, st.x, s.zero(), st.y, s.value_type, alg, st.workspace.data),
-      "cusparseSpMM");
+  check(cusparseSpMM(s.handle, op, CUSPARSE_OPERATION_NON_TRANSPOSE, s.one(), st.matrix, st.x,
+                     s.zero(), st.y, s.value_type, alg, st.workspace.data),
+        "cusparseSpMM");
 }
 
 }  // namespace kcla::detail

@@ -189,6 +189,54 @@ class CsrBaselines {
     return out;
   }
 
+  /// The transposed products z = A^T y without a transposed copy (o.x: rows x B, o.y:
+  /// cols x B): cuSPARSE with CUSPARSE_OPERATION_TRANSPOSE in every algorithm on CUDA,
+  /// KokkosSparse::spmv("T") on the host. The explicit copy is CsrBaselines(transposed(a)).
+  std::vector<BaselineProduct> transposed_products(const BaselineOperands<memory_space>& o,
+                                                   std::int64_t vectors) const {
+    std::vector<BaselineProduct> out;
+    const float* x = o.x.data();
+    float* y = o.y.data();
+#if KCLA_HAVE_CUDA
+    if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) {
+      const auto stream = ExecutionSpace().cuda_stream();
+      auto vendor = vendor_;
+      if (vectors == 1) {
+        for (const auto& v : all_transposed_spmv_variants())
+          out.push_back({"cuSPARSE", to_string(v), csr_bytes(), false, 1e-4,
+                         [=] { vendor->spmv(stream, x, y, v); }});
+      } else {
+        const int B = static_cast<int>(vectors);
+        for (const auto& v : all_transposed_spmm_variants()) {
+          const bool row = v.order == DenseOrder::row_major;
+          const float* in = row ? x : o.x_columns.data();
+          float* result = row ? y : o.y_columns.data();
+          out.push_back({"cuSPARSE", to_string(v), csr_bytes(), !row, 1e-4,
+                         [=] { vendor->spmm(stream, B, in, result, v); }});
+        }
+      }
+      return out;
+    }
+#endif
+    using crs_type =
+        KokkosSparse::CrsMatrix<float, int, Kokkos::Device<ExecutionSpace, memory_space>, void,
+                                int>;
+    crs_type crs("kcla::baseline_csr", csr_.num_rows, csr_.num_cols, static_cast<int>(csr_.nnz()),
+                 csr_.values, csr_.row_offsets, csr_.column_indices);
+    if (vectors == 1) {
+      Kokkos::View<const float*, memory_space> xv(x, csr_.num_rows);
+      Kokkos::View<float*, memory_space> yv(y, csr_.num_cols);
+      out.push_back({"KokkosSparse", "spmv mode T", csr_bytes(), false, 1e-4,
+                     [=] { KokkosSparse::spmv("T", 1.0f, crs, xv, 0.0f, yv); }});
+    } else {
+      auto xc = o.x_columns;
+      auto yc = o.y_columns;
+      out.push_back({"KokkosSparse", "spmv multivector mode T (LayoutLeft)", csr_bytes(), true,
+                     1e-4, [=] { KokkosSparse::spmv("T", 1.0f, crs, xc, 0.0f, yc); }});
+    }
+    return out;
+  }
+
  private:
   void add_packed(std::vector<BaselineProduct>& out, const BaselineOperands<memory_space>& o,
                   std::int64_t vectors) const {

@@ -24,6 +24,7 @@ enum class DenseOrder { row_major, column_major };
 struct CusparseSpmvVariant {
   CusparseSpmvAlgorithm algorithm = CusparseSpmvAlgorithm::csr_alg2;
   bool preprocess = true;  // one untimed cusparseSpMV_preprocess before the products
+  bool transpose = false;  // y = A^T x (CUSPARSE_OPERATION_TRANSPOSE): x rows, y cols
 };
 
 struct CusparseSpmmVariant {
@@ -32,6 +33,7 @@ struct CusparseSpmmVariant {
   /// own layout); column_major: each vector contiguous.
   DenseOrder order = DenseOrder::row_major;
   bool preprocess = true;  // one untimed cusparseSpMM_preprocess before the products
+  bool transpose = false;  // Y = A^T X (CUSPARSE_OPERATION_TRANSPOSE)
 };
 
 const char* to_string(CusparseSpmvAlgorithm alg);
@@ -39,6 +41,7 @@ const char* to_string(CusparseSpmmAlgorithm alg);
 const char* to_string(DenseOrder order);
 std::string to_string(const CusparseSpmvVariant& v);  // e.g. "CSR_ALG2+preprocess"
 std::string to_string(const CusparseSpmmVariant& v);  // e.g. "CSR_ALG3/row-major+preprocess"
+// Transposed variants read "op(A)=T CSR_ALG1+preprocess".
 
 /// Every SpMV variant worth measuring: ALG_DEFAULT, CSR_ALG1 and CSR_ALG2, the last two
 /// with and without preprocessing.
@@ -46,6 +49,10 @@ std::vector<CusparseSpmvVariant> all_spmv_variants();
 /// Every SpMM variant worth measuring: ALG_DEFAULT and CSR_ALG1/2/3, row- and column-major,
 /// with preprocessing where cuSPARSE offers it.
 std::vector<CusparseSpmmVariant> all_spmm_variants();
+/// The same lists with CUSPARSE_OPERATION_TRANSPOSE (A^T x without a transposed copy);
+/// cuSPARSE refuses some of them (reported, not hidden).
+std::vector<CusparseSpmvVariant> all_transposed_spmv_variants();
+std::vector<CusparseSpmmVariant> all_transposed_spmm_variants();
 
 /// A CSR matrix already resident on the device, described once to cuSPARSE and reused.
 class CusparseCsr {

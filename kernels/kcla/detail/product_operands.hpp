@@ -37,21 +37,25 @@ constexpr void check_product_types() {
 
 /// Run-time checks: x has `cols` rows and y `rows` (`what_cols` / `what_rows` name them in
 /// the message), the same number of vectors, both contiguous. Returns the number of vectors.
+/// `function`, `in` and `out` name the call and its operands in the messages.
 template <class XView, class YView>
 std::int64_t check_product_extents(const XView& x, const YView& y, std::int64_t rows,
                                    std::int64_t cols, const std::string& what_rows,
-                                   const std::string& what_cols) {
+                                   const std::string& what_cols,
+                                   const std::string& function = "kcla::multiply",
+                                   const std::string& in = "x", const std::string& out = "y") {
   const std::int64_t vectors = int(XView::rank) == 2 ? static_cast<std::int64_t>(x.extent(1)) : 1;
   if (static_cast<std::int64_t>(x.extent(0)) != cols)
-    throw InvalidArgument("kcla::multiply: x has " + std::to_string(x.extent(0)) + " rows, the " +
-                          what_cols);
+    throw InvalidArgument(function + ": " + in + " has " + std::to_string(x.extent(0)) +
+                          " rows, the " + what_cols);
   if (static_cast<std::int64_t>(y.extent(0)) != rows)
-    throw InvalidArgument("kcla::multiply: y has " + std::to_string(y.extent(0)) + " rows, the " +
-                          what_rows);
+    throw InvalidArgument(function + ": " + out + " has " + std::to_string(y.extent(0)) +
+                          " rows, the " + what_rows);
   if (int(XView::rank) == 2 && static_cast<std::int64_t>(y.extent(1)) != vectors)
-    throw InvalidArgument("kcla::multiply: X and Y differ in their number of vectors");
+    throw InvalidArgument(function + ": " + in + " and " + out +
+                          " differ in their number of vectors");
   if (!x.span_is_contiguous() || !y.span_is_contiguous())
-    throw InvalidArgument("kcla::multiply: x and y must be contiguous");
+    throw InvalidArgument(function + ": " + in + " and " + out + " must be contiguous");
   return vectors;
 }
 

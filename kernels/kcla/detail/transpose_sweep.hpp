@@ -1,0 +1,203 @@
+// The left product z = A^T y over a grammar matrix's transpose schedule
+// (kcla/transpose_schedule.hpp): one launch per level group, top down, then one for the
+// columns. Every value is a pull (a combine over a node's references in a fixed order):
+// no atomics, the same bits on every run, any semiring.
+#pragma once
+
+#include <kcla/detail/grammar_sweep.hpp>
+#include <kcla/detail/transpose_views.hpp>
+#include <kcla/error.hpp>
+#include <kcla/grammar_matrix.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <typeindex>
+#include <typeinfo>
+
+namespace kcla::detail {
+
+/// Raw pointers of one left product with B vectors (y: rows x B, z: cols x B, node values:
+/// nodes x B, all vector-innermost).
+template <class Semiring, class Scalar>
+struct TransposeArgs {
+  using T = typename Semiring::value_type;
+  const std::int64_t* in_offsets = nullptr;
+  const std::int32_t* in_sources = nullptr;
+  const Scalar* coefficients = nullptr;
+  const std::int64_t* terminal_offsets = nullptr;
+  const std::int32_t* terminal_sources = nullptr;
+  const std::int64_t* column_offsets = nullptr;
+  const T* y = nullptr;
+  T* z = nullptr;
+  T* nodes = nullptr;
+  std::int64_t vectors = 1;
+
+  /// Value b of a reference: a row of y or an evaluated node.
+  KOKKOS_INLINE_FUNCTION T source(std::int32_t c, std::int64_t b) const {
+    return c >= 0 ? nodes[static_cast<std::int64_t>(c) * vectors + b]
+                  : y[(-static_cast<std::int64_t>(c) - 1) * vectors + b];
+  }
+};
+
+/// Device form: one thread per (node, vector), vectors fastest (coalesced node values).
+template <class Semiring, class Scalar>
+struct TransposeNodesFunctor {
+  TransposeArgs<Semiring, Scalar> a;
+  std::int64_t first = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t n = first + i / a.vectors, b = i % a.vectors;
+    auto acc = Semiring::zero();
+    for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e)
+      acc = Semiring::combine(acc, a.source(a.in_sources[e], b));
+    a.nodes[n * a.vectors + b] = acc;
+  }
+};
+
+template <class Semiring, class Scalar>
+struct TransposeColumnsFunctor {
+  TransposeArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t j = i / a.vectors, b = i % a.vectors;
+    auto acc = Semiring::zero();
+    for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
+      auto u = Semiring::zero();
+      for (auto e = a.terminal_offsets[k]; e < a.terminal_offsets[k + 1]; ++e)
+        u = Semiring::combine(u, a.source(a.terminal_sources[e], b));
+      acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
+    }
+    a.z[j * a.vectors + b] = acc;
+  }
+};
+
+/// Host form: one thread per node (or column), the B vectors in the inner loop so each
+/// reference is read once and the vector loop runs over contiguous values.
+template <class Semiring, class Scalar>
+struct TransposeNodesHostFunctor {
+  TransposeArgs<Semiring, Scalar> a;
+  std::int64_t first = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t n = first + i, B = a.vectors;
+    auto* out = a.nodes + n * B;
+    for (std::int64_t b = 0; b < B; ++b) out[b] = Semiring::zero();
+    for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e) {
+      const std::int32_t c = a.in_sources[e];
+      const auto* in = c >= 0 ? a.nodes + static_cast<std::int64_t>(c) * B
+                              : a.y + (-static_cast<std::int64_t>(c) - 1) * B;
+      for (std::int64_t b = 0; b < B; ++b) out[b] = Semiring::combine(out[b], in[b]);
+    }
+  }
+};
+
+template <class Semiring, class Scalar>
+struct TransposeColumnsHostFunctor {
+  TransposeArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t j) const {
+    using T = typename Semiring::value_type;
+    const std::int64_t B = a.vectors;
+    auto* out = a.z + j * B;
+    for (std::int64_t b = 0; b < B; ++b) out[b] = Semiring::zero();
+    for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
+      const T w = Semiring::coefficient(a.coefficients[k]);
+      // leaf distributes over combine in every semiring, so each reference is applied
+      // on its own: one pass over the references with the vector loop inside.
+      for (auto e = a.terminal_offsets[k]; e < a.terminal_offsets[k + 1]; ++e) {
+        const std::int32_t c = a.terminal_sources[e];
+        const auto* in = c >= 0 ? a.nodes + static_cast<std::int64_t>(c) * B
+                                : a.y + (-static_cast<std::int64_t>(c) - 1) * B;
+        for (std::int64_t b = 0; b < B; ++b)
+          out[b] = Semiring::combine(out[b], Semiring::leaf(w, in[b]));
+      }
+    }
+  }
+};
+
+/// The launch sequence (level groups top down, then the columns) through a launcher.
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace, class Launcher>
+void launch_transpose(const TransposeViews<Scalar, MemorySpace>& t, std::int64_t num_cols,
+                      const TransposeArgs<Semiring, Scalar>& a, Launcher& launch) {
+  const std::int64_t B = a.vectors;
+  for (std::int32_t g = 1; g <= t.depth; ++g) {
+    const auto first = t.level_offsets[g - 1], count = t.level_offsets[g] - first;
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      launch.range("kcla::transpose_level", count,
+                   TransposeNodesHostFunctor<Semiring, Scalar>{a, first});
+    else
+      launch.range("kcla::transpose_level", count * B,
+                   TransposeNodesFunctor<Semiring, Scalar>{a, first});
+  }
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    launch.range("kcla::transpose_columns", num_cols,
+                 TransposeColumnsHostFunctor<Semiring, Scalar>{a});
+  else
+    launch.range("kcla::transpose_columns", num_cols * B,
+                 TransposeColumnsFunctor<Semiring, Scalar>{a});
+}
+
+/// One left product: y is num_rows x B, z num_cols x B, both vector-innermost.
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
+void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>& A,
+                     const typename Semiring::value_type* y, typename Semiring::value_type* z,
+                     std::int64_t vectors, SweepLaunch launch) {
+  using T = typename Semiring::value_type;
+  auto& t = A.transpose_views();
+  if (launch == SweepLaunch::fused)
+    throw InvalidArgument(
+        "kcla::multiply_transpose: the fused launch is not available for transposed products "
+        "(use automatic, per_level or graph)");
+  if (launch == SweepLaunch::automatic)
+    launch = sweeps_on_host<ExecutionSpace> ? SweepLaunch::per_level : SweepLaunch::graph;
+  const std::int64_t words = (t.num_nodes * vectors * static_cast<std::int64_t>(sizeof(T)) + 7) / 8;
+  if (static_cast<std::int64_t>(t.workspace.extent(0)) < words) {
+    t.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kcla::transpose::nodes")),
+        words);
+    t.graph.reset();  // the captured graph points at the old workspace
+  }
+  TransposeArgs<Semiring, Scalar> a;
+  a.in_offsets = t.in_offsets.data();
+  a.in_sources = t.in_sources.data();
+  a.coefficients = t.terminal_coefficients.data();
+  a.terminal_offsets = t.terminal_offsets.data();
+  a.terminal_sources = t.terminal_sources.data();
+  a.column_offsets = t.column_offsets.data();
+  a.y = y;
+  a.z = z;
+  a.nodes = reinterpret_cast<T*>(t.workspace.data());
+  a.vectors = vectors;
+  if (launch == SweepLaunch::graph) {
+    const std::type_index semiring_type(typeid(Semiring));
+    const std::uintptr_t stream = stream_identity(exec);
+    if (!t.graph || t.graph_y != y || t.graph_z != z || t.graph_vectors != vectors ||
+        t.graph_type != semiring_type || t.graph_stream != stream) {
+      t.graph = std::make_shared<Kokkos::Experimental::Graph<ExecutionSpace>>(
+          Kokkos::Experimental::create_graph(exec, [&](const auto& root) {
+            GraphLauncher<ExecutionSpace> launcher{root};
+            launch_transpose<Semiring, ExecutionSpace>(t, A.num_cols(), a, launcher);
+          }));
+      t.graph_y = y;
+      t.graph_z = z;
+      t.graph_vectors = vectors;
+      t.graph_type = semiring_type;
+      t.graph_stream = stream;
+    }
+    static_cast<Kokkos::Experimental::Graph<ExecutionSpace>*>(t.graph.get())->submit();
+    return;
+  }
+  ImmediateLauncher<ExecutionSpace> launcher{exec};
+  launch_transpose<Semiring, ExecutionSpace>(t, A.num_cols(), a, launcher);
+}
+
+/// Vectors one left product may take under the matrix's workspace budget.
+template <class Scalar, class MemorySpace>
+std::int64_t transpose_vectors_per_chunk(const GrammarMatrix<Scalar, MemorySpace>& A,
+                                         std::int64_t vectors, std::int64_t value_bytes) {
+  const std::int64_t budget = A.options().workspace_budget_bytes;
+  if (budget <= 0) return vectors;
+  const std::int64_t per_vector =
+      std::max<std::int64_t>(1, A.transpose_views().num_nodes * value_bytes);
+  return std::max<std::int64_t>(1, std::min(vectors, budget / per_vector));
+}
+
+}  // namespace kcla::detail
