@@ -91,6 +91,8 @@ int run_multiply_blocks(const Arguments& args);
 int run_demo(int argc, char** argv);
 /// kcla generate (tools/cli_generate.cpp).
 int run_generate(int argc, char** argv);
+/// kcla score: polygenic scores of a PLINK fileset, plink2 --score's definitions.
+int run_score(int argc, char** argv);
 /// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
 int run_tlr(int argc, char** argv);
 

@@ -19,7 +19,10 @@ commands:
                           mm-repair) into a kcla grammar file; --block-cols N streams it
                           in column blocks (bounded memory, threads, MPI ranks)
   info FILE               structure of a grammar: |R|, |C|, depth, widths, bytes vs CSR
-  multiply FILE           y = M x (or Y = M X) on the grammar, timed; --verify checks it
+  multiply FILE           y = M x (or Y = M X) on the grammar, timed; --verify checks it;
+                          --transpose for z = M^T y
+  score FILESET           polygenic scores of a PLINK fileset as plink2 --score computes
+                          them (center, variance-standardize, missing calls imputed or not)
   tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
                           dense matrix, at a tolerance), `tlr info`, `tlr gemm` (timed
                           C = alpha op(A) op(B) + beta C, --verify)
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
     if (command == "info") return kcla::cli::run_info(argc, argv);
     if (command == "multiply") return kcla::cli::run_multiply(argc, argv);
     if (command == "generate") return kcla::cli::run_generate(argc, argv);
+    if (command == "score") return kcla::cli::run_score(argc, argv);
     if (command == "demo") return kcla::cli::run_demo(argc, argv);
     if (command == "tlr") return kcla::cli::run_tlr(argc, argv);
     if (command == "version" || command == "--version") {

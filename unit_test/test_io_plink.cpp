@@ -84,6 +84,24 @@ TEST(Plink, ReadsWhatWasWrittenIncludingMissingCalls) {
     EXPECT_TRUE(kcla::test::csr_equal(a1.matrix, expected_matrix(g, snps, false)))
         << individuals << " individuals";
     EXPECT_EQ(a1.num_missing, missing_calls);
+    // The missing calls' positions, row by row with columns ascending.
+    ASSERT_NO_THROW(a1.missing.validate());
+    ASSERT_EQ(a1.missing.num_rows, static_cast<std::int64_t>(individuals));
+    ASSERT_EQ(a1.missing.num_cols, static_cast<std::int64_t>(snps));
+    for (std::size_t i = 0; i < individuals; ++i) {
+      std::vector<std::int32_t> want;
+      for (std::size_t j = 0; j < snps; ++j)
+        if (g[i][j] == missing) want.push_back(static_cast<std::int32_t>(j));
+      const std::vector<std::int32_t> got(
+          a1.missing.columns.begin() + a1.missing.row_offsets[i],
+          a1.missing.columns.begin() + a1.missing.row_offsets[i + 1]);
+      EXPECT_EQ(got, want) << "individual " << i;
+    }
+    const auto alleles = kcla::read_plink_alleles(base);
+    ASSERT_EQ(alleles.allele1.size(), snps);
+    ASSERT_EQ(alleles.allele2.size(), snps);
+    EXPECT_EQ(alleles.allele1.front(), "A");
+    EXPECT_EQ(alleles.allele2.back(), "G");
     ASSERT_EQ(a1.individual_ids.size(), individuals);
     ASSERT_EQ(a1.family_ids.size(), individuals);
     ASSERT_EQ(a1.snp_ids.size(), snps);

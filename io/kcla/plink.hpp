@@ -4,6 +4,7 @@
 
 #include <kcla/column_block_source.hpp>
 #include <kcla/csr_matrix.hpp>
+#include <kcla/missing_calls.hpp>
 #include <kcla/packed_genotypes.hpp>  // CountedAllele, PackedGenotypes
 
 #include <cstdint>
@@ -24,7 +25,16 @@ struct PlinkGenotypes {
   std::vector<std::string> individual_ids;  ///< .fam column 2, one per row
   std::vector<std::string> snp_ids;         ///< .bim column 2, one per column
   std::int64_t num_missing = 0;             ///< missing calls (code 01) in the .bed
+  MissingCalls missing;                     ///< where they are (individuals x SNPs)
 };
+
+/// The .bim's alleles: A1 (column 5) and A2 (column 6) of each SNP, in .bim order.
+struct PlinkAlleles {
+  std::vector<std::string> allele1, allele2;
+};
+/// Reads BASE.bim (BASE = plink_base_name(path)); FormatError naming the file when a
+/// non-blank line has fewer than six fields.
+PlinkAlleles read_plink_alleles(const std::string& path);
 
 /// The fileset's base name: `path` without a ".bed", ".bim" or ".fam" suffix.
 std::string plink_base_name(const std::string& path);

@@ -41,6 +41,27 @@ void read_two_columns(const std::string& path, const char* layout, std::vector<s
   }
 }
 
+}  // namespace
+
+PlinkAlleles read_plink_alleles(const std::string& path) {
+  const std::string bim_path = plink_base_name(path) + ".bim";
+  detail::LineReader in(bim_path);
+  std::string_view line, fields[6];
+  PlinkAlleles a;
+  while (in.next(line)) {
+    if (detail::is_blank(line)) continue;
+    const auto n = detail::split_fields(line, fields, 6);
+    if (n < 6)
+      in.fail("expected 'chromosome snp cM position A1 A2', found " + std::to_string(n) +
+              " fields");
+    a.allele1.emplace_back(fields[4]);
+    a.allele2.emplace_back(fields[5]);
+  }
+  return a;
+}
+
+namespace {
+
 /// Genotype value of each 2-bit .bed code: 00 hom A1, 01 missing, 10 het, 11 hom A2.
 constexpr auto values_of_codes = allele_counts_of_codes;
 constexpr int missing_code = bed_code::missing;
@@ -241,16 +262,23 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
   a.num_cols = snps;
   a.row_offsets.assign(static_cast<std::size_t>(individuals) + 1, 0);
   std::int64_t* const row_length = a.row_offsets.data() + 1;
-  std::int64_t missing = 0;
+  auto& m = result.missing;
+  m.num_rows = individuals;
+  m.num_cols = snps;
+  m.row_offsets.assign(static_cast<std::size_t>(individuals) + 1, 0);
+  std::int64_t* const row_missing = m.row_offsets.data() + 1;
   for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
                [&](std::int64_t, const unsigned char* bytes) {
                  for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
                    row_length[i] += value_of_code[code] != 0;
-                   missing += code == missing_code;
+                   row_missing[i] += code == missing_code;
                  });
                });
-  result.num_missing = missing;
   std::partial_sum(a.row_offsets.begin(), a.row_offsets.end(), a.row_offsets.begin());
+  std::partial_sum(m.row_offsets.begin(), m.row_offsets.end(), m.row_offsets.begin());
+  result.num_missing = m.row_offsets.back();
+  m.columns.resize(static_cast<std::size_t>(result.num_missing));
+  std::vector<std::int64_t> next_missing(m.row_offsets.begin(), m.row_offsets.end() - 1);
 
   // Pass 2: fill SNP by SNP, so columns come out ascending within each row.
   a.column_indices.resize(static_cast<std::size_t>(a.row_offsets.back()));
@@ -259,6 +287,8 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
   for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
                [&](std::int64_t snp, const unsigned char* bytes) {
                  for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   if (code == missing_code)
+                     m.columns[next_missing[i]++] = static_cast<std::int32_t>(snp);
                    if (value_of_code[code] == 0) return;
                    const auto at = next[i]++;
                    a.column_indices[at] = static_cast<std::int32_t>(snp);

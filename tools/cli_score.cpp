@@ -1,0 +1,255 @@
+// kcla score FILESET --score FILE [--center | --variance-standardize] [--no-mean-imputation]
+// Polygenic scores of a PLINK fileset the way `plink2 --score` computes them, on the
+// grammar of the genotypes with the standardization and missing calls applied implicitly.
+#include "cli_common.hpp"
+
+#include <kcla/detail/atomic_file.hpp>
+#include <kcla/detail/line_reader.hpp>
+#include <kcla/detail/text_fields.hpp>
+#include <kcla/genotype_operator.hpp>
+#include <kcla/genotype_transform.hpp>
+#include <kcla/plink.hpp>
+#include <kcla/repair.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <string_view>
+#include <unordered_map>
+
+namespace kcla::cli {
+
+namespace {
+
+const char* kHelp = R"(usage: kcla score FILESET --score FILE [options]
+
+Scores every sample of a PLINK 1 fileset (FILESET.bed/.bim/.fam) with the weights of a
+score file, as `plink2 --score FILE 1 2 header-read cols=scoresums [center |
+variance-standardize] [no-mean-imputation] --score-col-nums 3-K` does (allele frequencies over all samples with
+a call, as plink2 with --nonfounders). The genotypes are compressed to a grammar and the
+standardization and missing calls are applied inside the products; nothing is densified.
+
+options:
+  --score FILE           variant ID, allele, then one or more weight columns per line;
+                         a first line starting with '#' or with a non-numeric weight is
+                         a header (its weight column names are used); variants absent
+                         from the file weigh 0; the allele must be the variant's A1 or A2
+  --center               dosages minus their mean 2f
+  --variance-standardize (dosage - 2f) / sqrt(2f(1-f)); variants with no variance add 0
+                         (reported)
+  --no-mean-imputation   a missing call adds 0
+  --imputation I         how a missing call is imputed: plink2 (default: 2f, scaled but not
+                         centered, as plink2 v2.00a3.5 does), mean (2f, then centered and
+                         scaled like any dosage: 0 when centered) or none (= the flag above)
+  --backend B            cuda, openmp or serial (default: the build's default device)
+  --precision P          fp64 (default) or fp32
+  --threads N            RePair threads
+  -o, --output FILE      the scores (default: FILESET.kcla.sscore): #FID IID NAME_SUM ...
+)";
+
+struct ScoreFile {
+  std::vector<std::string> names;
+  std::vector<double> weights;  // variants x columns, zero for variants absent
+  std::vector<bool> other_allele;
+  std::int64_t matched = 0;
+};
+
+bool is_number(std::string_view s) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  const std::string copy(s);
+  std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size();
+}
+
+ScoreFile read_score_file(const std::string& path, const PlinkGenotypes& plink,
+                          const PlinkAlleles& alleles) {
+  std::unordered_map<std::string, std::int64_t> index;
+  for (std::size_t j = 0; j < plink.snp_ids.size(); ++j) index.emplace(plink.snp_ids[j], j);
+  const auto variants = static_cast<std::int64_t>(plink.snp_ids.size());
+  ScoreFile s;
+  s.other_allele.assign(static_cast<std::size_t>(variants), false);
+  std::vector<bool> seen(static_cast<std::size_t>(variants), false);
+  detail::LineReader in(path);
+  std::string_view line;
+  std::vector<std::string_view> fields(64);
+  std::int64_t columns = -1;
+  bool first = true;
+  while (in.next(line)) {
+    if (detail::is_blank(line)) continue;
+    std::size_t n = 0;
+    for (;;) {
+      n = detail::split_fields(line, fields.data(), fields.size());
+      if (n <= fields.size()) break;
+      fields.resize(fields.size() * 2);
+    }
+    if (n < 3)
+      in.fail("expected 'variant allele weight...', found " + std::to_string(n) + " fields");
+    const bool header = first && (line.front() == '#' || !is_number(fields[2]));
+    if (columns < 0) {
+      columns = static_cast<std::int64_t>(n) - 2;
+      s.weights.assign(static_cast<std::size_t>(variants * columns), 0.0);
+      for (std::int64_t c = 0; c < columns; ++c)
+        s.names.push_back(header ? std::string(fields[c + 2]) : "SCORE" + std::to_string(c + 1));
+    } else if (static_cast<std::int64_t>(n) - 2 != columns) {
+      in.fail("has " + std::to_string(n - 2) + " weights, the first line " +
+              std::to_string(columns));
+    }
+    first = false;
+    if (header) continue;
+    const auto it = index.find(std::string(fields[0]));
+    if (it == index.end()) continue;  // not in the fileset (plink2 skips it too)
+    const std::int64_t j = it->second;
+    if (seen[j]) in.fail("variant '" + std::string(fields[0]) + "' appears twice");
+    seen[j] = true;
+    const std::string allele(fields[1]);
+    if (allele == alleles.allele1[j])
+      s.other_allele[j] = false;
+    else if (allele == alleles.allele2[j])
+      s.other_allele[j] = true;
+    else
+      in.fail("allele '" + allele + "' is neither A1 '" + alleles.allele1[j] + "' nor A2 '" +
+              alleles.allele2[j] + "' of variant '" + std::string(fields[0]) + "'");
+    for (std::int64_t c = 0; c < columns; ++c) {
+      if (!is_number(fields[c + 2]))
+        in.fail("weight '" + std::string(fields[c + 2]) + "' is not a number");
+      s.weights[j * columns + c] = std::stod(std::string(fields[c + 2]));
+    }
+    ++s.matched;
+  }
+  if (columns < 0) throw FormatError(path, "holds no score line");
+  return s;
+}
+
+template <class Scalar, class Exec>
+std::vector<double> scores(const Grammar& g, const MissingCalls& missing,
+                           const GenotypeTransform& t, const std::vector<double>& w, std::int64_t k,
+                           double& seconds) {
+  using memory = typename Exec::memory_space;
+  GrammarMatrixOptions options;
+  options.products = GrammarProducts::right;
+  options.expected_vectors = k;
+  GenotypeOperator<Scalar, memory> op(g, missing, t, options);
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> W("W", g.num_cols, k), Y("Y", g.num_rows, k);
+  auto Wh = Kokkos::create_mirror_view(W);
+  for (std::size_t i = 0; i < w.size(); ++i) Wh.data()[i] = static_cast<Scalar>(w[i]);
+  Kokkos::deep_copy(W, Wh);
+  Exec exec;
+  const auto start = std::chrono::steady_clock::now();
+  op.apply(exec, W, Y);
+  exec.fence();
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
+  return std::vector<double>(Yh.data(), Yh.data() + Yh.span());
+}
+
+}  // namespace
+
+int run_score(int argc, char** argv) {
+  Arguments args(argc, argv, 2,
+                 {"center", "variance-standardize", "no-mean-imputation", "help", "quiet"});
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return ok;
+  }
+  args.allow_only({"score", "center", "variance-standardize", "no-mean-imputation", "imputation",
+                   "backend", "precision", "threads", "output", "help", "quiet"});
+  if (args.positional().size() != 1) throw UsageError("score needs exactly one FILESET");
+  if (!args.has("score")) throw UsageError("score needs --score FILE");
+  if (args.has("center") && args.has("variance-standardize"))
+    throw UsageError("--center and --variance-standardize exclude each other");
+  const std::string fileset = args.positional()[0];
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto plink = read_plink(fileset);
+  const auto alleles = read_plink_alleles(fileset);
+  const auto file = read_score_file(args.get("score"), plink, alleles);
+  const auto k = static_cast<std::int64_t>(file.names.size());
+  RepairOptions repair;
+  repair.threads = static_cast<int>(args.get_int("threads", 0));
+  const auto g = compress(plink.matrix, repair);
+  const auto stats = genotype_statistics(g, plink.missing);
+  Plink2TransformOptions o;
+  o.centering = args.has("variance-standardize") ? GenotypeCentering::variance_standardize
+                : args.has("center")             ? GenotypeCentering::center
+                                                 : GenotypeCentering::none;
+  const std::string imputation =
+      args.get("imputation", args.has("no-mean-imputation") ? "none" : "plink2");
+  if (args.has("no-mean-imputation") && imputation != "none")
+    throw UsageError("--no-mean-imputation contradicts --imputation " + imputation);
+  o.missing = imputation == "plink2" ? MissingCallPolicy::plink2_imputation
+              : imputation == "mean" ? MissingCallPolicy::mean_imputation
+              : imputation == "none" ? MissingCallPolicy::no_imputation
+                                     : throw UsageError("--imputation: plink2, mean or none");
+  o.other_allele = file.other_allele;
+  const auto transform = plink2_transform(stats, o);
+  std::int64_t zero_variance_scored = 0;
+  for (auto j : transform.zero_variance)
+    for (std::int64_t c = 0; c < k; ++c)
+      if (file.weights[j * k + c] != 0) {
+        ++zero_variance_scored;
+        break;
+      }
+  const double prepare =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::vector<double> y;
+  double product = 0;
+  std::string backend;
+  const bool fp32 = args.get("precision", "fp64") == "fp32";
+  if (!fp32 && args.get("precision", "fp64") != "fp64")
+    throw UsageError("--precision: fp64 or fp32");
+  with_backend(args.get("backend"), [&](const std::string& name) {
+    backend = name;
+    auto run = [&](auto exec_tag) {
+      using Exec = decltype(exec_tag);
+      y = fp32
+              ? scores<float, Exec>(g, plink.missing, transform.transform, file.weights, k, product)
+              : scores<double, Exec>(g, plink.missing, transform.transform, file.weights, k,
+                                     product);
+    };
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (name == "cuda") run(Kokkos::Cuda());
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if (name == "openmp") run(Kokkos::OpenMP());
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+    if (name == "serial") run(Kokkos::Serial());
+#endif
+  });
+  const std::string out_path = args.get("output", plink_base_name(fileset) + ".kcla.sscore");
+  {
+    detail::AtomicFile out(out_path);
+    std::string text = "#FID\tIID";
+    for (const auto& n : file.names) text += "\t" + n + "_SUM";
+    text += "\n";
+    char number[32];
+    for (std::int64_t i = 0; i < g.num_rows; ++i) {
+      text += plink.family_ids[i] + "\t" + plink.individual_ids[i];
+      for (std::int64_t c = 0; c < k; ++c) {
+        std::snprintf(number, sizeof(number), "\t%.10g", y[i * k + c]);
+        text += number;
+      }
+      text += "\n";
+      if (text.size() > (1u << 20)) out.write(text), text.clear();
+    }
+    out.write(text);
+    out.commit();
+  }
+  if (!args.has("quiet")) {
+    std::printf(
+        "score: %lld samples x %lld variants (%lld scored, %lld missing calls), %lld "
+        "score column%s, back end %s\n",
+        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(file.matched), static_cast<long long>(plink.num_missing),
+        static_cast<long long>(k), k == 1 ? "" : "s", backend.c_str());
+    if (zero_variance_scored > 0)
+      std::printf("warning: %lld scored variants have no variance and add nothing\n",
+                  static_cast<long long>(zero_variance_scored));
+    std::printf("time: read + compress + statistics %.3f s, product %.4f ms\n", prepare,
+                product * 1e3);
+    std::printf("wrote %s\n", out_path.c_str());
+  }
+  return ok;
+}
+
+}  // namespace kcla::cli

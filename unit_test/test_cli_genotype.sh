@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# End to end: `kcla score` against `plink2 --score` on a PLINK fileset with missing calls,
+# scores of both alleles and two weight columns, in every centering x missing-call mode;
+# `kcla multiply --transpose --verify` on the same fileset; the score file's errors.
+#
+#   test_cli_genotype.sh KCLA_BINARY WORK_DIR
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=cli_test_lib.sh
+source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
+
+command -v python3 >/dev/null || fail "python3 is needed (scripts/setup.sh installs it)"
+
+# --- a haplotype-like fileset: 150 samples x 240 variants, 3% missing calls ------------
+python3 - <<'PY'
+import random
+rng = random.Random(20261202)
+n, m = 150, 240
+founders = [[rng.choice([0, 0, 0, 1, 2]) for _ in range(m)] for _ in range(5)]
+calls = []
+for i in range(n):
+    f = founders[rng.randrange(5)]
+    row = []
+    for j in range(m):
+        v = rng.randrange(3) if rng.random() < 0.08 else f[j]
+        if j % 23 == 5:
+            v = 0                       # monomorphic where present
+        if rng.random() < 0.03:
+            v = -1                      # missing
+        row.append(v)
+    calls.append(row)
+with open("panel.fam", "w") as fam:
+    for i in range(n):
+        fam.write(f"f{i} s{i} 0 0 {1 + i % 2} -9\n")
+with open("panel.bim", "w") as bim:
+    for j in range(m):
+        bim.write(f"1\tv{j}\t0\t{1000 * (j + 1)}\tA\tG\n")
+code = {2: 0, -1: 1, 1: 2, 0: 3}       # A1 counts: 00 = two copies of A1
+with open("panel.bed", "wb") as bed:
+    bed.write(bytes([0x6C, 0x1B, 0x01]))
+    for j in range(m):
+        for first in range(0, n, 4):
+            byte = 0
+            for q in range(4):
+                if first + q < n:
+                    byte |= code[calls[first + q][j]] << (2 * q)
+            bed.write(bytes([byte]))
+with open("score.txt", "w") as s:
+    s.write("ID\tA1\tBETA\tOTHER\n")
+    for j in range(m):
+        if j % 23 == 5 or j % 7 == 0:
+            continue                    # monomorphic variants and a few others unscored
+        allele = "G" if j % 3 == 0 else "A"
+        s.write(f"v{j}\t{allele}\t{rng.uniform(-1, 1):.6f}\t{rng.uniform(0, 2):.6f}\n")
+PY
+[ -s panel.bed ] || fail "the fileset was not written"
+
+# compare KCLA PLINK: every score column within 1e-5 relative of the column's largest value
+compare() {
+  python3 - "$1" "$2" <<'PY' || fail "kcla's scores differ from plink2's ($1 vs $2)"
+import sys
+def load(path, suffix):
+    with open(path) as f:
+        head = f.readline().lstrip("#").split()
+        cols = [k for k, h in enumerate(head) if h.endswith(suffix)]
+        iid = head.index("IID")
+        rows = {}
+        for line in f:
+            v = line.split()
+            rows[v[iid]] = [float(v[k]) for k in cols]
+    return rows
+k, p = load(sys.argv[1], "_SUM"), load(sys.argv[2], "_SUM")
+assert k.keys() == p.keys(), "different samples"
+ncol = len(next(iter(p.values())))
+assert ncol == 2 and len(next(iter(k.values()))) == 2, "expected two score columns"
+for c in range(ncol):
+    scale = max(abs(r[c]) for r in p.values()) or 1.0
+    worst = max(abs(k[s][c] - p[s][c]) for s in p) / scale
+    print(f"column {c}: max relative difference {worst:.2e}")
+    assert worst <= 1e-5, worst
+PY
+}
+
+if command -v plink2 >/dev/null; then
+  for centering in "" center variance-standardize; do
+    for imputation in "" no-mean-imputation; do
+      name="p_${centering:-plain}_${imputation:-mean}"
+      # shellcheck disable=SC2086
+      run 0 plink2 --bfile panel --score score.txt 1 2 header-read cols=scoresums \
+        $centering $imputation --score-col-nums 3-4 --nonfounders --out "$name"
+      flags=()
+      [ -n "$centering" ] && flags+=("--$centering")
+      [ -n "$imputation" ] && flags+=("--$imputation")
+      for precision in fp64 fp32; do
+        run 0 "$kcla" score panel --score score.txt "${flags[@]}" --precision "$precision" \
+          -o "$name.kcla.sscore"
+        has out.txt "150 samples x 240 variants \(196 scored, [0-9]+ missing calls\), 2 score columns"
+        compare "$name.kcla.sscore" "$name.sscore"
+      done
+    done
+  done
+else
+  echo "SKIP: plink2 not installed (scripts/setup.sh installs it); kcla score not compared"
+fi
+
+# Monomorphic variants in a variance-standardized score: reported, they add nothing.
+awk 'NR == 1 || NR % 5 != 0' score.txt > with_mono.txt
+echo -e "v5\tA\t1.0\t1.0" >> with_mono.txt
+run 0 "$kcla" score panel --score with_mono.txt --variance-standardize -o mono.sscore
+has out.txt "warning: 1 scored variants have no variance"
+
+# The transposed product on the same fileset, every semiring.
+for s in plus_times boolean min_plus; do
+  run 0 "$kcla" multiply panel.bed --transpose --semiring "$s" --batch 3 --verify --repeat 1
+  has out.txt "multiply \(transposed, z = A\^T y\): 150 x 240"
+  has out.txt "OK"
+done
+
+# Errors name the file and what is wrong.
+echo -e "v1\tC\t1.0\t2.0" > bad_allele.txt
+run 1 "$kcla" score panel --score bad_allele.txt
+has err.txt "bad_allele.txt.*allele 'C' is neither A1 'A' nor A2 'G'"
+echo -e "v1\tA\t1.0\nv2\tA\t1.0\t2.0" > ragged.txt
+run 1 "$kcla" score panel --score ragged.txt
+has err.txt "ragged.txt.*has 2 weights, the first line 1"
+echo -e "v1\tA\t1.0\nv1\tA\t2.0" > twice.txt
+run 1 "$kcla" score panel --score twice.txt
+has err.txt "twice.txt.*'v1' appears twice"
+run 2 "$kcla" score panel --score score.txt --center --variance-standardize
+run 2 "$kcla" score panel
+[ ! -e twice.sscore ] && [ ! -e panel.kcla.sscore.tmp ] || fail "a failed run left a file"
+echo "PASS"

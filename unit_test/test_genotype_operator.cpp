@@ -1,0 +1,248 @@
+// kcla::GenotypeOperator and plink2_transform against a dense standardized matrix built
+// directly from PLINK 2's definitions (frequencies over present calls, 2f centering,
+// 1/sqrt(2f(1-f)) scaling, mean imputation or none, either allele counted).
+#include <kcla/genotype_operator.hpp>
+#include <kcla/genotype_transform.hpp>
+#include <kcla/repair.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "test_support.hpp"
+
+namespace {
+
+using exec = Kokkos::DefaultExecutionSpace;
+using memory = exec::memory_space;
+
+constexpr int kMissing = -1;
+
+struct Panel {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<int> calls;  // rows x cols: 0, 1, 2 or kMissing
+  kcla::CsrMatrix<double> matrix() const {
+    kcla::CsrMatrix<double> a;
+    a.num_rows = rows;
+    a.num_cols = cols;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j)
+        if (calls[i * cols + j] > 0) {
+          a.column_indices.push_back(static_cast<std::int32_t>(j));
+          a.values.push_back(calls[i * cols + j]);
+        }
+      a.row_offsets.push_back(a.nnz());
+    }
+    return a;
+  }
+  kcla::MissingCalls missing() const {
+    auto m = kcla::MissingCalls::none(rows, cols);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      for (std::int64_t j = 0; j < cols; ++j)
+        if (calls[i * cols + j] == kMissing) m.columns.push_back(static_cast<std::int32_t>(j));
+      m.row_offsets[i + 1] = m.count();
+    }
+    return m;
+  }
+};
+
+// Haplotype-like panel (rows share segments, so the grammar has real rules), a few
+// monomorphic variants and missing calls at rate `missing_rate`.
+Panel random_panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols,
+                   double missing_rate) {
+  Panel p;
+  p.rows = rows;
+  p.cols = cols;
+  p.calls.resize(static_cast<std::size_t>(rows * cols));
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<std::vector<int>> founders(4, std::vector<int>(static_cast<std::size_t>(cols)));
+  for (auto& f : founders)
+    for (auto& v : f) v = u(gen) < 0.3 ? (u(gen) < 0.3 ? 2 : 1) : 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const auto& f = founders[gen() % founders.size()];
+    for (std::int64_t j = 0; j < cols; ++j) {
+      int v = u(gen) < 0.05 ? static_cast<int>(gen() % 3) : f[j];
+      if (j % 17 == 3) v = 0;  // monomorphic (all 0 where present)
+      if (u(gen) < missing_rate) v = kMissing;
+      p.calls[i * cols + j] = v;
+    }
+  }
+  return p;
+}
+
+// The standardized matrix, dense, by PLINK 2's definitions.
+std::vector<double> dense_standardized(const Panel& p, kcla::GenotypeCentering centering,
+                                       kcla::MissingCallPolicy policy,
+                                       const std::vector<bool>& other) {
+  std::vector<double> x(static_cast<std::size_t>(p.rows * p.cols), 0.0);
+  for (std::int64_t j = 0; j < p.cols; ++j) {
+    double sum = 0;
+    std::int64_t present = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      const int c = p.calls[i * p.cols + j];
+      if (c == kMissing) continue;
+      sum += other[j] ? 2 - c : c;
+      ++present;
+    }
+    const double f = present ? sum / (2.0 * present) : 0.0;  // frequency of the scored allele
+    const double mean = 2 * f;
+    double scale = 1;
+    if (centering == kcla::GenotypeCentering::variance_standardize) {
+      const double var = 2 * f * (1 - f);
+      if (!(var > 0)) continue;  // contributes nothing
+      scale = 1 / std::sqrt(var);
+    }
+    const double c = centering == kcla::GenotypeCentering::none ? 0 : 1;
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      const int call = p.calls[i * p.cols + j];
+      double d;
+      if (call == kMissing) {
+        if (policy == kcla::MissingCallPolicy::no_imputation) continue;
+        if (policy == kcla::MissingCallPolicy::plink2_imputation) {
+          x[i * p.cols + j] = scale * mean;  // plink2 --score: imputed, scaled, not centered
+          continue;
+        }
+        d = mean;
+      } else {
+        d = other[j] ? 2 - call : call;
+      }
+      x[i * p.cols + j] = scale * (d - c * mean);
+    }
+  }
+  return x;
+}
+
+template <class Scalar>
+void check_operator(const Panel& p, std::int64_t B, double tolerance, std::mt19937_64& gen) {
+  const auto g = kcla::compress(p.matrix());
+  const auto missing = p.missing();
+  const auto stats = kcla::genotype_statistics(g, missing);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (auto centering : {kcla::GenotypeCentering::none, kcla::GenotypeCentering::center,
+                         kcla::GenotypeCentering::variance_standardize})
+    for (auto policy :
+         {kcla::MissingCallPolicy::mean_imputation, kcla::MissingCallPolicy::plink2_imputation,
+          kcla::MissingCallPolicy::no_imputation}) {
+      kcla::Plink2TransformOptions o;
+      o.centering = centering;
+      o.missing = policy;
+      o.other_allele.resize(static_cast<std::size_t>(p.cols));
+      for (std::size_t j = 0; j < o.other_allele.size(); ++j) o.other_allele[j] = gen() % 3 == 0;
+      const auto t = kcla::plink2_transform(stats, o);
+      const auto x = dense_standardized(p, centering, policy, o.other_allele);
+      kcla::GenotypeOperator<Scalar, memory> op(g, missing, t.transform);
+
+      std::vector<double> w(static_cast<std::size_t>(p.cols * B)),
+          y(static_cast<std::size_t>(p.rows * B));
+      for (auto& v : w) v = u(gen);
+      for (auto& v : y) v = u(gen);
+      Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> wd("w", p.cols, B), yd("y", p.rows, B),
+          xw("xw", p.rows, B), xty("xty", p.cols, B);
+      auto wh = Kokkos::create_mirror_view(wd);
+      auto yh = Kokkos::create_mirror_view(yd);
+      for (std::int64_t k = 0; k < p.cols * B; ++k) wh.data()[k] = static_cast<Scalar>(w[k]);
+      for (std::int64_t k = 0; k < p.rows * B; ++k) yh.data()[k] = static_cast<Scalar>(y[k]);
+      Kokkos::deep_copy(wd, wh);
+      Kokkos::deep_copy(yd, yh);
+      op.apply(exec(), wd, xw);
+      op.apply_transpose(exec(), yd, xty);
+      auto xwh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), xw);
+      auto xtyh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), xty);
+      const std::string what = "centering " + std::to_string(static_cast<int>(centering)) +
+                               " policy " + std::to_string(static_cast<int>(policy)) + " B " +
+                               std::to_string(B);
+      for (std::int64_t b = 0; b < B; ++b) {
+        for (std::int64_t i = 0; i < p.rows; ++i) {
+          double want = 0, mag = 0;
+          for (std::int64_t j = 0; j < p.cols; ++j) {
+            want += x[i * p.cols + j] * w[j * B + b];
+            mag += std::abs(x[i * p.cols + j] * w[j * B + b]);
+          }
+          ASSERT_NEAR(xwh(i, b), want, tolerance * (mag + 1)) << what << " row " << i;
+        }
+        for (std::int64_t j = 0; j < p.cols; ++j) {
+          double want = 0, mag = 0;
+          for (std::int64_t i = 0; i < p.rows; ++i) {
+            want += x[i * p.cols + j] * y[i * B + b];
+            mag += std::abs(x[i * p.cols + j] * y[i * B + b]);
+          }
+          ASSERT_NEAR(xtyh(j, b), want, tolerance * (mag + 1)) << what << " column " << j;
+        }
+      }
+    }
+}
+
+TEST(GenotypeStatistics, CountsPresentCallsAndAlleles) {
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 60, 90, 0.05);
+  const auto stats = kcla::genotype_statistics(kcla::compress(p.matrix()), p.missing());
+  for (std::int64_t j = 0; j < p.cols; ++j) {
+    double sum = 0;
+    std::int64_t present = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i)
+      if (p.calls[i * p.cols + j] != kMissing) sum += p.calls[i * p.cols + j], ++present;
+    EXPECT_EQ(stats.allele_sum[j], sum) << j;
+    EXPECT_EQ(stats.observed[j], present) << j;
+  }
+}
+
+TEST(Plink2Transform, HandComputedVariant) {
+  // One variant, present calls 0, 1, 2, 1 and one missing: f = 4 / 8 = 0.5, 2f = 1,
+  // 2f(1-f) = 0.5, so variance-standardized dosages are (G - 1) * sqrt(2).
+  kcla::GenotypeStatistics s;
+  s.allele_sum = {4};
+  s.observed = {4};
+  kcla::Plink2TransformOptions o;
+  o.centering = kcla::GenotypeCentering::variance_standardize;
+  o.missing = kcla::MissingCallPolicy::mean_imputation;
+  const auto t = kcla::plink2_transform(s, o).transform;
+  EXPECT_NEAR(t.scale[0], std::sqrt(2.0), 1e-15);
+  EXPECT_NEAR(t.shift[0], -std::sqrt(2.0), 1e-15);
+  EXPECT_EQ(t.missing_value[0], 0.0);
+  o.missing = kcla::MissingCallPolicy::plink2_imputation;  // 2f scaled, not centered
+  EXPECT_NEAR(kcla::plink2_transform(s, o).transform.missing_value[0], std::sqrt(2.0), 1e-15);
+  o.missing = kcla::MissingCallPolicy::mean_imputation;
+  o.centering = kcla::GenotypeCentering::none;
+  const auto plain = kcla::plink2_transform(s, o).transform;
+  EXPECT_EQ(plain.scale[0], 1.0);
+  EXPECT_EQ(plain.shift[0], 0.0);
+  EXPECT_EQ(plain.missing_value[0], 1.0);  // imputed 2f
+  o.other_allele = {true};
+  const auto flipped = kcla::plink2_transform(s, o).transform;
+  EXPECT_EQ(flipped.scale[0], -1.0);  // 2 - G
+  EXPECT_EQ(flipped.shift[0], 2.0);
+  EXPECT_EQ(flipped.missing_value[0], 1.0);
+  s.allele_sum = {0};  // monomorphic: no variance to standardize
+  o.centering = kcla::GenotypeCentering::variance_standardize;
+  const auto mono = kcla::plink2_transform(s, o);
+  EXPECT_EQ(mono.zero_variance, std::vector<std::int64_t>{0});
+  EXPECT_EQ(mono.transform.scale[0], 0.0);
+}
+
+TEST(GenotypeOperator, MatchesDenseStandardizedMatrix) {
+  auto gen = kcla::test::rng();
+  for (std::int64_t B : {1, 4}) {
+    check_operator<double>(random_panel(gen, 70, 130, 0.03), B, 1e-11, gen);
+    check_operator<float>(random_panel(gen, 50, 200, 0.1), B, 2e-5, gen);
+  }
+  check_operator<double>(random_panel(gen, 40, 60, 0.0), 3, 1e-11, gen);  // no missing call
+}
+
+TEST(GenotypeOperator, RejectsMismatchedInputs) {
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 10, 20, 0.1);
+  const auto g = kcla::compress(p.matrix());
+  const auto t = kcla::GenotypeTransform::identity(20);
+  EXPECT_THROW((kcla::GenotypeOperator<double, memory>(g, kcla::MissingCalls::none(10, 19), t)),
+               kcla::InvalidArgument);
+  EXPECT_THROW((kcla::GenotypeOperator<double, memory>(g, p.missing(),
+                                                       kcla::GenotypeTransform::identity(21))),
+               kcla::InvalidArgument);
+  kcla::GenotypeOperator<double, memory> op(g, p.missing(), t);
+  Kokkos::View<double*, memory> w("w", 19), y("y", 10);
+  EXPECT_THROW(op.apply(exec(), w, y), kcla::InvalidArgument);
+  Kokkos::View<double*, memory> y2("y", 10), z("z", 21);
+  EXPECT_THROW(op.apply_transpose(exec(), y2, z), kcla::InvalidArgument);
+}
+
+}  // namespace
