@@ -30,6 +30,32 @@
 
 namespace kcla {
 
+namespace detail {
+/// sums[b] = sum_i weight(i) v[i * B + b] (weight 1 when `weight` is empty), in double: one
+/// team per vector. (A free function: CUDA forbids extended lambdas in private members.)
+template <class ExecutionSpace, class Scalar, class WeightView>
+void weighted_vector_sums(const ExecutionSpace& exec, const Scalar* v, const WeightView& weight,
+                          std::int64_t n, std::int64_t B, double* sums) {
+  const bool weighted = weight.extent(0) > 0;
+  using team_policy = Kokkos::TeamPolicy<ExecutionSpace>;
+  using member = typename team_policy::member_type;
+  Kokkos::parallel_for(
+      "kcla::genotype::sums", team_policy(exec, static_cast<int>(B), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member& team) {
+        const std::int64_t b = team.league_rank();
+        double sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, n),
+            [&](std::int64_t i, double& acc) {
+              acc += static_cast<double>(weighted ? weight(i) : Scalar(1)) *
+                     static_cast<double>(v[i * B + b]);
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&] { sums[b] = sum; });
+      });
+}
+}  // namespace detail
+
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class GenotypeOperator {
  public:
@@ -193,25 +219,8 @@ class GenotypeOperator {
                         std::int64_t n, std::int64_t B) const {
     if (static_cast<std::int64_t>(sums_.extent(0)) < B)
       sums_ = view<double>("kcla::genotype::sums", B);
-    double* sums = sums_.data();
-    const bool weighted = weight.extent(0) > 0;
-    using team_policy = Kokkos::TeamPolicy<ExecutionSpace>;
-    using member = typename team_policy::member_type;
-    Kokkos::parallel_for(
-        "kcla::genotype::sums", team_policy(exec, static_cast<int>(B), Kokkos::AUTO),
-        KOKKOS_LAMBDA(const member& team) {
-          const std::int64_t b = team.league_rank();
-          double sum = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, n),
-              [&](std::int64_t i, double& acc) {
-                acc += static_cast<double>(weighted ? weight(i) : Scalar(1)) *
-                       static_cast<double>(v[i * B + b]);
-              },
-              sum);
-          Kokkos::single(Kokkos::PerTeam(team), [&] { sums[b] = sum; });
-        });
-    return sums;
+    detail::weighted_vector_sums(exec, v, weight, n, B, sums_.data());
+    return sums_.data();
   }
 
   std::int64_t rows_ = 0, cols_ = 0;
