@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -105,11 +106,13 @@ std::vector<Compared> compare_baselines(const Grammar& g, const XView& X, std::i
         reference[r * B + b] += csr.values[k] * static_cast<double>(xh(csr.column_indices[k], b));
   std::vector<Compared> out;
   auto products = baselines.products(o, B);
+  // For --transpose: the explicit copy's products, then the transpose operation on A's own
+  // CSR arrays (which `original` owns: it lives until every product has run).
+  std::unique_ptr<detail::CsrBaselines<Exec>> original;
   if (transpose) {
-    // The explicit copy's products, then the transpose operation on A's own CSR arrays.
     for (auto& p : products) p.family = "A^T copy: " + p.family;
-    const auto original = detail::CsrBaselines<Exec>(g.decompress(), false);
-    for (auto& p : original.transposed_products(o, B)) products.push_back(p);
+    original = std::make_unique<detail::CsrBaselines<Exec>>(g.decompress(), false);
+    for (auto& p : original->transposed_products(o, B)) products.push_back(p);
   }
   for (const auto& p : products) {
     Compared c;

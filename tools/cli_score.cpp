@@ -33,7 +33,9 @@ options:
   --score FILE           variant ID, allele, then one or more weight columns per line;
                          a first line starting with '#' or with a non-numeric weight is
                          a header (its weight column names are used); variants absent
-                         from the file weigh 0; the allele must be the variant's A1 or A2
+                         from the file weigh 0; the allele must be the variant's A1 or A2;
+                         variants with a negative .bim coordinate are ignored (as PLINK
+                         ignores them) and counted
   --center               dosages minus their mean 2f
   --variance-standardize (dosage - 2f) / sqrt(2f(1-f)); variants with no variance add 0
                          (reported)
@@ -52,6 +54,7 @@ struct ScoreFile {
   std::vector<double> weights;  // variants x columns, zero for variants absent
   std::vector<bool> other_allele;
   std::int64_t matched = 0;
+  std::int64_t negative_position = 0;  // in the file, but ignored as PLINK ignores them
 };
 
 bool is_number(std::string_view s) {
@@ -102,11 +105,17 @@ ScoreFile read_score_file(const std::string& path, const PlinkGenotypes& plink,
     const std::int64_t j = it->second;
     if (seen[j]) in.fail("variant '" + std::string(fields[0]) + "' appears twice");
     seen[j] = true;
+    if (alleles.positions[j] < 0) {  // PLINK drops variants with a negative coordinate
+      ++s.negative_position;
+      continue;
+    }
     const std::string allele(fields[1]);
-    if (allele == alleles.allele1[j])
-      s.other_allele[j] = false;
-    else if (allele == alleles.allele2[j])
+    // A2 first: when A1 and A2 are the same (monomorphic sites some arrays write so),
+    // plink2 counts A2, its REF.
+    if (allele == alleles.allele2[j])
       s.other_allele[j] = true;
+    else if (allele == alleles.allele1[j])
+      s.other_allele[j] = false;
     else
       in.fail("allele '" + allele + "' is neither A1 '" + alleles.allele1[j] + "' nor A2 '" +
               alleles.allele2[j] + "' of variant '" + std::string(fields[0]) + "'");
@@ -242,6 +251,11 @@ int run_score(int argc, char** argv) {
         static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
         static_cast<long long>(file.matched), static_cast<long long>(plink.num_missing),
         static_cast<long long>(k), k == 1 ? "" : "s", backend.c_str());
+    if (file.negative_position > 0)
+      std::printf(
+          "note: %lld variants of the score file have a negative .bim coordinate and "
+          "are ignored, as PLINK ignores them\n",
+          static_cast<long long>(file.negative_position));
     if (zero_variance_scored > 0)
       std::printf("warning: %lld scored variants have no variance and add nothing\n",
                   static_cast<long long>(zero_variance_scored));

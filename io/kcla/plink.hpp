@@ -28,9 +28,11 @@ struct PlinkGenotypes {
   MissingCalls missing;                     ///< where they are (individuals x SNPs)
 };
 
-/// The .bim's alleles: A1 (column 5) and A2 (column 6) of each SNP, in .bim order.
+/// The .bim's alleles: A1 (column 5) and A2 (column 6) of each SNP, in .bim order, and its
+/// base-pair coordinate (column 4; PLINK ignores variants whose coordinate is negative).
 struct PlinkAlleles {
   std::vector<std::string> allele1, allele2;
+  std::vector<std::int64_t> positions;
 };
 /// Reads BASE.bim (BASE = plink_base_name(path)); FormatError naming the file when a
 /// non-blank line has fewer than six fields.

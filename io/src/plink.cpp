@@ -54,6 +54,10 @@ PlinkAlleles read_plink_alleles(const std::string& path) {
     if (n < 6)
       in.fail("expected 'chromosome snp cM position A1 A2', found " + std::to_string(n) +
               " fields");
+    std::int64_t position = 0;
+    if (!detail::parse_integer(fields[3], position))
+      in.fail("base-pair coordinate '" + std::string(fields[3]) + "' is not an integer");
+    a.positions.push_back(position);
     a.allele1.emplace_back(fields[4]);
     a.allele2.emplace_back(fields[5]);
   }

@@ -58,6 +58,26 @@ with open(sys.argv[1]) as bim, open("weights.txt", "w") as out:
         out.write(f"{f[1]}\t{allele}\t" + "\t".join(f"{rng.gauss(0, 1):.6f}" for _ in range(k)) + "\n")
 PY
 
+# plink2 stops on a variant without variance under variance-standardize (kcla gives it a
+# zero map) and refuses that mode on chrX/Y/MT: it scores only autosomal variants whose
+# frequency is strictly in (0, 1).
+plink2 --bfile "$base" --freq --nonfounders --bad-freqs --threads "$threads" --out f >/dev/null 2>&1
+python3 - <<'PY'
+poly = set()
+with open("f.afreq") as f:
+    head = f.readline().lstrip("#").split()
+    c, i, q = head.index("CHROM"), head.index("ID"), head.index("ALT_FREQS")
+    for line in f:
+        v = line.split()
+        if 0 < float(v[q]) < 1 and v[c] not in ("X", "Y", "XY", "MT", "23", "24", "25", "26"):
+            poly.add(v[i])
+with open("weights.txt") as src, open("weights_vs.txt", "w") as out:
+    out.write(src.readline())
+    for line in src:
+        if line.split()[0] in poly:
+            out.write(line)
+PY
+
 compare() {
   python3 - "$1" "$2" <<'PY'
 import sys
@@ -82,16 +102,18 @@ printf "%-36s %12s %12s %14s\n" "mode" "plink2 s" "kcla s" "max rel. diff"
 for centering in "" center variance-standardize; do
   for imputation in "" no-mean-imputation; do
     mode="${centering:-plain} ${imputation:-mean-imputation}"
+    weights=weights.txt
+    [ "$centering" = variance-standardize ] && weights=weights_vs.txt
     t0=$(now)
     # shellcheck disable=SC2086
-    plink2 --bfile "$base" --score weights.txt 1 2 header-read cols=scoresums $centering \
-      $imputation --score-col-nums 3-$((columns + 2)) --nonfounders --bad-freqs \
+    plink2 --bfile "$base" --score "$weights" 1 2 header-read cols=scoresums $centering \
+      $imputation --score-col-nums "$( [ "$columns" = 1 ] && echo 3 || echo 3-$((columns + 2)))" --nonfounders --bad-freqs \
       --threads "$threads" --out p >/dev/null 2>&1 || { echo "$mode: plink2 failed (see $work/p.log)"; status=1; continue; }
     t1=$(now)
     flags=()
     [ -n "$centering" ] && flags+=("--$centering")
     [ -n "$imputation" ] && flags+=("--$imputation")
-    OMP_NUM_THREADS=$threads "$kcla" score "$base" --score weights.txt "${flags[@]}" \
+    OMP_NUM_THREADS=$threads "$kcla" score "$base" --score "$weights" "${flags[@]}" \
       --threads "$threads" -o k.sscore > k.txt
     t2=$(now)
     diff=$(compare k.sscore p.sscore)

@@ -6,7 +6,7 @@
 # Runs the transposed-product and genotype-operator tests, then for every grammar:
 # kcla multiply (right) and --transpose, B = 1 and 64, each with --compare (cuSPARSE's
 # every algorithm on A^T's copy and with the transpose operation, dense, 2-bit), REPEAT
-# (default 50) products each.
+# (default 50) products each. RIGHT=0 skips the right products, TESTS=0 the tests.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -15,8 +15,10 @@ export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mkdir -p "$out"
 kcla=$here/bin/kcla
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-"$here/bin/kcla_test_grammar_multiply" --gtest_brief=1 2>&1 | tail -4
-"$here/bin/kcla_test_genotype" --gtest_brief=1 2>&1 | tail -3
+if [ "${TESTS:-1}" = 1 ]; then
+  "$here/bin/kcla_test_grammar_multiply" --gtest_brief=1 2>&1 | tail -4
+  "$here/bin/kcla_test_genotype" --gtest_brief=1 2>&1 | tail -3
+fi
 for x in "$here"/data/*.bed.xz; do
   [ -e "$x" ] || continue
   name=$(basename "$x" .bed.xz)
@@ -29,7 +31,7 @@ for g in "$here"/data/*.h5 "$out"/*.h5; do
   [ -e "$g" ] || continue
   echo "=== $(basename "$g")"
   for B in 1 64; do
-    "$kcla" multiply "$g" --batch "$B" --compare --repeat "${REPEAT:-50}" 2>&1 |
+    [ "${RIGHT:-1}" = 1 ] && "$kcla" multiply "$g" --batch "$B" --compare --repeat "${REPEAT:-50}" 2>&1 |
       grep -E "^time|best baseline|^multiply"
     "$kcla" multiply "$g" --transpose --batch "$B" --compare --verify --repeat "${REPEAT:-50}" \
       2>&1 | tee "$out/$(basename "$g" .h5)-T-$B.txt" |

@@ -23,6 +23,7 @@ struct TransposeViews {
 
   std::int32_t depth = 0;
   std::vector<std::int64_t> level_offsets;  // host: launch bounds of each group
+  view<std::int64_t> level_offsets_device;  // the same, for kernels that run several groups
   std::int64_t num_nodes = 0;
   view<std::int64_t> in_offsets;
   view<std::int32_t> in_sources;
@@ -42,6 +43,7 @@ struct TransposeViews {
 
   explicit TransposeViews(const TransposeSchedule& s)
       : depth(s.depth), level_offsets(s.level_offsets), num_nodes(s.num_nodes()) {
+    level_offsets_device = upload(s.level_offsets, "kcla::transpose::level_offsets");
     in_offsets = upload(s.in_offsets, "kcla::transpose::in_offsets");
     in_sources = upload(s.in_sources, "kcla::transpose::in_sources");
     std::vector<Scalar> coefficients(s.terminal_coefficients.begin(),

@@ -18,6 +18,13 @@
 
 namespace kcla::detail {
 
+// Tuning (measured on the H200, docs/gpu-notes.md run 26): consecutive level groups of at
+// most kTransposeNarrowItems (node, vector) items each run in one kernel of one team of
+// kTransposeNarrowTeam threads, with a team barrier between groups instead of a kernel
+// boundary (a RePair grammar's top levels hold a handful of rules each).
+constexpr std::int64_t kTransposeNarrowItems = 1024;
+constexpr int kTransposeNarrowTeam = 512;
+
 /// Raw pointers of one left product with B vectors (y: rows x B, z: cols x B, node values:
 /// nodes x B, all vector-innermost).
 template <class Semiring, class Scalar>
@@ -52,6 +59,25 @@ struct TransposeNodesFunctor {
     for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e)
       acc = Semiring::combine(acc, a.source(a.in_sources[e], b));
     a.nodes[n * a.vectors + b] = acc;
+  }
+};
+
+/// Device form of a run of narrow groups [group_begin, group_end): one team, a barrier
+/// between groups (writes before a barrier are visible to the whole team after it).
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct TransposeNarrowRunFunctor {
+  TransposeArgs<Semiring, Scalar> a;
+  const std::int64_t* level_offsets = nullptr;
+  std::int32_t group_begin = 0, group_end = 0;
+  using member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    for (std::int32_t g = group_begin; g < group_end; ++g) {
+      const std::int64_t first = level_offsets[g - 1];
+      const std::int64_t items = (level_offsets[g] - first) * a.vectors;
+      const TransposeNodesFunctor<Semiring, Scalar> node{a, first};
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, items), [&](std::int64_t i) { node(i); });
+      team.team_barrier();
+    }
   }
 };
 
@@ -118,14 +144,29 @@ template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace,
 void launch_transpose(const TransposeViews<Scalar, MemorySpace>& t, std::int64_t num_cols,
                       const TransposeArgs<Semiring, Scalar>& a, Launcher& launch) {
   const std::int64_t B = a.vectors;
-  for (std::int32_t g = 1; g <= t.depth; ++g) {
+  auto narrow = [&](std::int32_t g) {
+    return (t.level_offsets[g] - t.level_offsets[g - 1]) * B <= kTransposeNarrowItems;
+  };
+  for (std::int32_t g = 1; g <= t.depth;) {
     const auto first = t.level_offsets[g - 1], count = t.level_offsets[g] - first;
-    if constexpr (sweeps_on_host<ExecutionSpace>)
+    if constexpr (sweeps_on_host<ExecutionSpace>) {
       launch.range("kcla::transpose_level", count,
                    TransposeNodesHostFunctor<Semiring, Scalar>{a, first});
-    else
-      launch.range("kcla::transpose_level", count * B,
-                   TransposeNodesFunctor<Semiring, Scalar>{a, first});
+      ++g;
+    } else {
+      std::int32_t end = g;
+      while (end <= t.depth && narrow(end)) ++end;
+      if (end - g >= 2) {  // two or more narrow groups: one kernel
+        launch.team("kcla::transpose_narrow_levels", 1, kTransposeNarrowTeam, 0,
+                    TransposeNarrowRunFunctor<Semiring, Scalar, ExecutionSpace>{
+                        a, t.level_offsets_device.data(), g, end});
+        g = end;
+      } else {
+        launch.range("kcla::transpose_level", count * B,
+                     TransposeNodesFunctor<Semiring, Scalar>{a, first});
+        ++g;
+      }
+    }
   }
   if constexpr (sweeps_on_host<ExecutionSpace>)
     launch.range("kcla::transpose_columns", num_cols,
