@@ -93,6 +93,8 @@ int run_demo(int argc, char** argv);
 int run_generate(int argc, char** argv);
 /// kcla score: polygenic scores of a PLINK fileset, plink2 --score's definitions.
 int run_score(int argc, char** argv);
+/// kcla pca: principal components of a PLINK fileset (randomized, on the grammar).
+int run_pca(int argc, char** argv);
 /// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
 int run_tlr(int argc, char** argv);
 

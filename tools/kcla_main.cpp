@@ -23,6 +23,8 @@ commands:
                           --transpose for z = M^T y
   score FILESET           polygenic scores of a PLINK fileset as plink2 --score computes
                           them (center, variance-standardize, missing calls imputed or not)
+  pca FILESET             top principal components of a PLINK fileset (GRM eigenpairs,
+                          randomized subspace iteration on the grammar)
   tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
                           dense matrix, at a tolerance), `tlr info`, `tlr gemm` (timed
                           C = alpha op(A) op(B) + beta C, --verify)
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
     if (command == "multiply") return kcla::cli::run_multiply(argc, argv);
     if (command == "generate") return kcla::cli::run_generate(argc, argv);
     if (command == "score") return kcla::cli::run_score(argc, argv);
+    if (command == "pca") return kcla::cli::run_pca(argc, argv);
     if (command == "demo") return kcla::cli::run_demo(argc, argv);
     if (command == "tlr") return kcla::cli::run_tlr(argc, argv);
     if (command == "version" || command == "--version") {

@@ -101,9 +101,19 @@ if command -v plink2 >/dev/null; then
       done
     done
   done
+  # Principal components against plink2 --pca approx (the same definition: mean-imputed
+  # standardized genotypes; the exact --pca normalizes each pair by its common calls).
+  run 0 bash "$here/../perf_test/scripts/pca_vs_plink2.sh" panel --kcla "$kcla" \
+    --components 3 --approx --work pca
+  has out.txt "largest principal angle between the top-3 subspaces"
+  has pca/k.txt "pca: 150 samples x 240 variants \(239 in the GRM, 1 non-autosomal or with a negative coordinate left out\)"
 else
-  echo "SKIP: plink2 not installed (scripts/setup.sh installs it); kcla score not compared"
+  echo "SKIP: plink2 not installed (scripts/setup.sh installs it); kcla score and pca not compared"
 fi
+run 2 "$kcla" pca panel --components 0
+run 0 "$kcla" pca panel --components 2 --precision fp32 -o f32
+[ "$(wc -l < f32.eigenval)" -eq 2 ] || fail "f32.eigenval should hold 2 eigenvalues"
+has f32.eigenvec "^#FID	IID	PC1	PC2$"
 
 # Monomorphic variants in a variance-standardized score: reported, they add nothing.
 awk 'NR == 1 || NR % 5 != 0' score.txt > with_mono.txt

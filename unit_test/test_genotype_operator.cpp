@@ -2,8 +2,10 @@
 // directly from PLINK 2's definitions (frequencies over present calls, 2f centering,
 // 1/sqrt(2f(1-f)) scaling, mean imputation or none, either allele counted).
 #include <kcla/genotype_operator.hpp>
+#include <kcla/genotype_pca.hpp>
 #include <kcla/genotype_transform.hpp>
 #include <kcla/repair.hpp>
+#include <kcla/small_dense.hpp>
 
 #include <gtest/gtest.h>
 
@@ -243,6 +245,55 @@ TEST(GenotypeOperator, RejectsMismatchedInputs) {
   EXPECT_THROW(op.apply(exec(), w, y), kcla::InvalidArgument);
   Kokkos::View<double*, memory> y2("y", 10), z("z", 21);
   EXPECT_THROW(op.apply_transpose(exec(), y2, z), kcla::InvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
+  // A panel with four founder haplotypes: three well-separated components.
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 120, 400, 0.02);
+  const auto g = kcla::compress(p.matrix());
+  const auto missing = p.missing();
+  kcla::Plink2TransformOptions o;
+  o.centering = kcla::GenotypeCentering::variance_standardize;
+  o.missing = kcla::MissingCallPolicy::mean_imputation;
+  const auto t = kcla::plink2_transform(kcla::genotype_statistics(g, missing), o);
+  const std::int64_t variants = p.cols - static_cast<std::int64_t>(t.zero_variance.size());
+  // Reference: the dense GRM X X^T / variants and all its eigenpairs.
+  const auto x = dense_standardized(p, o.centering, o.missing,
+                                    std::vector<bool>(static_cast<std::size_t>(p.cols), false));
+  std::vector<double> grm(static_cast<std::size_t>(p.rows * p.rows), 0.0);
+  for (std::int64_t a = 0; a < p.rows; ++a)
+    for (std::int64_t b = 0; b < p.rows; ++b) {
+      double s = 0;
+      for (std::int64_t j = 0; j < p.cols; ++j) s += x[a * p.cols + j] * x[b * p.cols + j];
+      grm[a * p.rows + b] = s / static_cast<double>(variants);
+    }
+  std::vector<double> values, vectors;
+  kcla::symmetric_eigen_descending(p.rows, grm, values, vectors);
+
+  kcla::GenotypeOperator<double, memory> op(g, missing, t.transform);
+  kcla::PcaOptions options;
+  options.components = 3;
+  options.iterations = 15;
+  const auto pca = kcla::genotype_pca(exec(), op, variants, options);
+  ASSERT_EQ(pca.eigenvalues.size(), 3u);
+  ASSERT_GT(values[2], 1.5 * values[3]) << "the fixture lost its structure";
+  for (std::int64_t j = 0; j < 3; ++j) {
+    EXPECT_NEAR(pca.eigenvalues[j], values[j], 1e-6 * values[j]) << "eigenvalue " << j;
+    double dot = 0, norm = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      dot += pca.eigenvectors[i * 3 + j] * vectors[i * p.rows + j];
+      norm += pca.eigenvectors[i * 3 + j] * pca.eigenvectors[i * 3 + j];
+    }
+    EXPECT_NEAR(norm, 1.0, 1e-10);
+    EXPECT_NEAR(std::abs(dot), 1.0, 1e-6) << "eigenvector " << j;
+  }
+  options.components = 0;
+  EXPECT_THROW(kcla::genotype_pca(exec(), op, variants, options), kcla::InvalidArgument);
 }
 
 }  // namespace

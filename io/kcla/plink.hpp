@@ -33,6 +33,9 @@ struct PlinkGenotypes {
 struct PlinkAlleles {
   std::vector<std::string> allele1, allele2;
   std::vector<std::int64_t> positions;
+  std::vector<std::string> chromosomes;  ///< column 1 as written
+  /// PLINK's human autosomes: a chromosome code 1..22 (with or without a "chr" prefix).
+  bool is_autosome(std::int64_t variant) const;
 };
 /// Reads BASE.bim (BASE = plink_base_name(path)); FormatError naming the file when a
 /// non-blank line has fewer than six fields.

@@ -43,6 +43,14 @@ void read_two_columns(const std::string& path, const char* layout, std::vector<s
 
 }  // namespace
 
+bool PlinkAlleles::is_autosome(std::int64_t variant) const {
+  std::string_view code = chromosomes[static_cast<std::size_t>(variant)];
+  if (code.size() > 3 && (code.substr(0, 3) == "chr" || code.substr(0, 3) == "CHR"))
+    code.remove_prefix(3);
+  std::int64_t number = 0;
+  return detail::parse_integer(code, number) && number >= 1 && number <= 22;
+}
+
 PlinkAlleles read_plink_alleles(const std::string& path) {
   const std::string bim_path = plink_base_name(path) + ".bim";
   detail::LineReader in(bim_path);
@@ -58,6 +66,7 @@ PlinkAlleles read_plink_alleles(const std::string& path) {
     if (!detail::parse_integer(fields[3], position))
       in.fail("base-pair coordinate '" + std::string(fields[3]) + "' is not an integer");
     a.positions.push_back(position);
+    a.chromosomes.emplace_back(fields[0]);
     a.allele1.emplace_back(fields[4]);
     a.allele2.emplace_back(fields[5]);
   }

@@ -1,0 +1,181 @@
+// kcla pca FILESET [--components K] ... : top principal components of a PLINK fileset's
+// variance-standardized genotypes (PLINK 2's GRM), by randomized subspace iteration on the
+// grammar; writes OUT.eigenval and OUT.eigenvec in plink2's layout.
+#include "cli_common.hpp"
+
+#include <kcla/detail/atomic_file.hpp>
+#include <kcla/genotype_operator.hpp>
+#include <kcla/genotype_pca.hpp>
+#include <kcla/genotype_transform.hpp>
+#include <kcla/plink.hpp>
+#include <kcla/repair.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+namespace kcla::cli {
+
+namespace {
+
+const char* kHelp = R"(usage: kcla pca FILESET [options]
+
+Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam): the eigenpairs of
+the genomic relationship matrix X X^T / M, X the variance-standardized genotypes
+((G - 2f) / sqrt(2f(1-f)), missing calls mean-imputed, i.e. 0; variants without variance
+add 0), M the variants (as plink2 --pca divides). Randomized subspace iteration: each iteration one X^T and one X product on the
+grammar (the GPU when the build has one), small dense steps on the host.
+
+options:
+  --components K     principal components (default 10)
+  --oversampling P   extra subspace vectors (default 20)
+  --iterations Q     power iterations (default 20)
+  --seed N           random start (default 1)
+  --precision P      fp64 (default) or fp32 products
+  --backend B        cuda, openmp or serial (default: the build's default device)
+  --threads N        RePair threads
+  -o, --output BASE  writes BASE.eigenval and BASE.eigenvec (default: FILESET.kcla)
+
+As plink2 --pca: only autosomes (chromosome codes 1-22) enter the GRM, and variants with a
+negative .bim coordinate are ignored.
+)";
+
+template <class Scalar, class Exec>
+PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeTransform& t,
+                  std::int64_t variants, const PcaOptions& options, double& seconds) {
+  using memory = typename Exec::memory_space;
+  GrammarMatrixOptions matrix_options;
+  matrix_options.products = GrammarProducts::both;
+  matrix_options.expected_vectors = options.components + options.oversampling;
+  GenotypeOperator<Scalar, memory> op(g, missing, t, matrix_options);
+  Exec exec;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = genotype_pca(exec, op, variants, options);
+  seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace
+
+int run_pca(int argc, char** argv) {
+  Arguments args(argc, argv, 2, {"help", "quiet"});
+  if (args.has("help")) {
+    std::cout << kHelp;
+    return ok;
+  }
+  args.allow_only({"components", "oversampling", "iterations", "seed", "precision", "backend",
+                   "threads", "output", "help", "quiet"});
+  if (args.positional().size() != 1) throw UsageError("pca needs exactly one FILESET");
+  PcaOptions options;
+  options.components = args.get_int("components", 10);
+  options.oversampling = args.get_int("oversampling", 20);
+  options.iterations = args.get_int("iterations", 20);
+  options.seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
+  if (options.components < 1) throw UsageError("--components must be at least 1");
+  if (options.oversampling < 0 || options.iterations < 0)
+    throw UsageError("--oversampling and --iterations must not be negative");
+  const std::string precision = args.get("precision", "fp64");
+  if (precision != "fp64" && precision != "fp32") throw UsageError("--precision: fp64 or fp32");
+  const std::string fileset = args.positional()[0];
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto plink = read_plink(fileset);
+  const auto alleles = read_plink_alleles(fileset);
+  RepairOptions repair;
+  repair.threads = static_cast<int>(args.get_int("threads", 0));
+  const auto g = compress(plink.matrix, repair);
+  Plink2TransformOptions o;
+  o.centering = GenotypeCentering::variance_standardize;
+  o.missing = MissingCallPolicy::mean_imputation;
+  auto transform = plink2_transform(genotype_statistics(g, plink.missing), o);
+  // PLINK's GRM uses the autosomal variants and divides by their number (monomorphic
+  // ones add 0 but count); negative coordinates are never loaded.
+  std::int64_t variants = 0, ignored = 0;
+  for (std::int64_t j = 0; j < g.num_cols; ++j) {
+    if (alleles.positions[j] >= 0 && alleles.is_autosome(j)) {
+      ++variants;
+      continue;
+    }
+    auto& t = transform.transform;
+    t.scale[j] = t.shift[j] = t.missing_value[j] = 0;
+    ++ignored;
+  }
+  if (variants <= 0)
+    throw FormatError(fileset, "no autosomal variant with a non-negative coordinate");
+  const double prepare =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!args.has("quiet") && stderr_is_terminal())
+    options.progress = [](std::int64_t i, std::int64_t n) {
+      std::fprintf(stderr, "\rpca: iteration %lld/%lld", static_cast<long long>(i),
+                   static_cast<long long>(n));
+      if (i == n) std::fprintf(stderr, "\n");
+    };
+  PcaResult result;
+  double seconds = 0;
+  std::string backend;
+  with_backend(args.get("backend"), [&](const std::string& name) {
+    backend = name;
+    auto run = [&](auto exec_tag) {
+      using Exec = decltype(exec_tag);
+      result = precision == "fp32" ? run_pca<float, Exec>(g, plink.missing, transform.transform,
+                                                          variants, options, seconds)
+                                   : run_pca<double, Exec>(g, plink.missing, transform.transform,
+                                                           variants, options, seconds);
+    };
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (name == "cuda") run(Kokkos::Cuda());
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if (name == "openmp") run(Kokkos::OpenMP());
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+    if (name == "serial") run(Kokkos::Serial());
+#endif
+  });
+  const std::string base = args.get("output", plink_base_name(fileset) + ".kcla");
+  char number[32];
+  {
+    detail::AtomicFile out(base + ".eigenval");
+    for (double v : result.eigenvalues) {
+      std::snprintf(number, sizeof(number), "%.10g\n", v);
+      out.write(std::string(number));
+    }
+    out.commit();
+  }
+  {
+    detail::AtomicFile out(base + ".eigenvec");
+    std::string text = "#FID\tIID";
+    for (std::int64_t c = 0; c < result.components; ++c) text += "\tPC" + std::to_string(c + 1);
+    text += "\n";
+    for (std::int64_t i = 0; i < result.samples; ++i) {
+      text += plink.family_ids[i] + "\t" + plink.individual_ids[i];
+      for (std::int64_t c = 0; c < result.components; ++c) {
+        std::snprintf(number, sizeof(number), "\t%.10g",
+                      result.eigenvectors[i * result.components + c]);
+        text += number;
+      }
+      text += "\n";
+    }
+    out.write(text);
+    out.commit();
+  }
+  if (!args.has("quiet")) {
+    std::printf(
+        "pca: %lld samples x %lld variants (%lld in the GRM%s), %lld components, "
+        "back end %s, %s\n",
+        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(variants),
+        ignored ? (", " + std::to_string(ignored) +
+                   " non-autosomal or with a negative coordinate left out")
+                      .c_str()
+                : "",
+        static_cast<long long>(result.components), backend.c_str(), precision.c_str());
+    std::printf("eigenvalues:");
+    for (double v : result.eigenvalues) std::printf(" %.6g", v);
+    std::printf("\ntime: read + compress + statistics %.3f s, %lld iterations %.3f s\n", prepare,
+                static_cast<long long>(options.iterations), seconds);
+    std::printf("wrote %s.eigenval and %s.eigenvec\n", base.c_str(), base.c_str());
+  }
+  return ok;
+}
+
+}  // namespace kcla::cli
