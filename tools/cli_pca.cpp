@@ -31,6 +31,9 @@ options:
   --oversampling P   extra subspace vectors (default 20)
   --iterations Q     power iterations (default 20)
   --seed N           random start (default 1)
+  --exact            the whole GRM (n x n, from products with identity blocks) and a dense
+                     eigensolver instead of the randomized one: exact, for up to 20,000
+                     samples (n^2 doubles of host memory)
   --precision P      fp64 (default) or fp32 products
   --backend B        cuda, openmp or serial (default: the build's default device)
   --threads N        RePair threads
@@ -42,7 +45,7 @@ negative .bim coordinate are ignored.
 
 template <class Scalar, class Exec>
 PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeTransform& t,
-                  std::int64_t variants, const PcaOptions& options, double& seconds) {
+                  std::int64_t variants, const PcaOptions& options, bool exact, double& seconds) {
   using memory = typename Exec::memory_space;
   GrammarMatrixOptions matrix_options;
   matrix_options.products = GrammarProducts::both;
@@ -50,7 +53,8 @@ PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeT
   GenotypeOperator<Scalar, memory> op(g, missing, t, matrix_options);
   Exec exec;
   const auto start = std::chrono::steady_clock::now();
-  auto result = genotype_pca(exec, op, variants, options);
+  auto result = exact ? genotype_pca_exact(exec, op, variants, options.components)
+                      : genotype_pca(exec, op, variants, options);
   seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
@@ -58,13 +62,14 @@ PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeT
 }  // namespace
 
 int run_pca(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"help", "quiet"});
+  Arguments args(argc, argv, 2, {"help", "quiet", "exact"});
   if (args.has("help")) {
     std::cout << kHelp;
     return ok;
   }
   args.allow_only({"components", "oversampling", "iterations", "seed", "precision", "backend",
-                   "threads", "output", "help", "quiet"});
+                   "threads", "output", "help", "quiet", "exact"});
+  const bool exact = args.has("exact");
   if (args.positional().size() != 1) throw UsageError("pca needs exactly one FILESET");
   PcaOptions options;
   options.components = args.get_int("components", 10);
@@ -99,6 +104,9 @@ int run_pca(int argc, char** argv) {
     t.scale[j] = t.shift[j] = t.missing_value[j] = 0;
     ++ignored;
   }
+  if (exact && g.num_rows > 20000)
+    throw UsageError("--exact holds the n x n GRM: at most 20,000 samples (this fileset has " +
+                     std::to_string(g.num_rows) + ")");
   if (variants <= 0)
     throw FormatError(fileset, "no autosomal variant with a non-negative coordinate");
   const double prepare =
@@ -117,9 +125,9 @@ int run_pca(int argc, char** argv) {
     auto run = [&](auto exec_tag) {
       using Exec = decltype(exec_tag);
       result = precision == "fp32" ? run_pca<float, Exec>(g, plink.missing, transform.transform,
-                                                          variants, options, seconds)
+                                                          variants, options, exact, seconds)
                                    : run_pca<double, Exec>(g, plink.missing, transform.transform,
-                                                           variants, options, seconds);
+                                                           variants, options, exact, seconds);
     };
 #if defined(KOKKOS_ENABLE_CUDA)
     if (name == "cuda") run(Kokkos::Cuda());
@@ -171,8 +179,12 @@ int run_pca(int argc, char** argv) {
         static_cast<long long>(result.components), backend.c_str(), precision.c_str());
     std::printf("eigenvalues:");
     for (double v : result.eigenvalues) std::printf(" %.6g", v);
-    std::printf("\ntime: read + compress + statistics %.3f s, %lld iterations %.3f s\n", prepare,
-                static_cast<long long>(options.iterations), seconds);
+    if (exact)
+      std::printf("\ntime: read + compress + statistics %.3f s, exact GRM and eigenpairs %.3f s\n",
+                  prepare, seconds);
+    else
+      std::printf("\ntime: read + compress + statistics %.3f s, %lld iterations %.3f s\n", prepare,
+                  static_cast<long long>(options.iterations), seconds);
     std::printf("wrote %s.eigenval and %s.eigenvec\n", base.c_str(), base.c_str());
   }
   return ok;

@@ -111,6 +111,12 @@ else
   echo "SKIP: plink2 not installed (scripts/setup.sh installs it); kcla score and pca not compared"
 fi
 run 2 "$kcla" pca panel --components 0
+# --exact (the whole GRM) and the randomized solver agree on the top 3 eigenvalues.
+run 0 "$kcla" pca panel --components 3 --exact -o exact
+run 0 "$kcla" pca panel --components 3 -o randomized
+paste exact.eigenval randomized.eigenval | awk '{ d = ($1 - $2) / $1; if (d < 0) d = -d;
+  if (d > 1e-6) { print "eigenvalue " NR ": " $1 " vs " $2; bad = 1 } } END { exit bad }' ||
+  fail "--exact and the randomized solver disagree"
 run 0 "$kcla" pca panel --components 2 --precision fp32 -o f32
 [ "$(wc -l < f32.eigenval)" -eq 2 ] || fail "f32.eigenval should hold 2 eigenvalues"
 has f32.eigenvec "^#FID	IID	PC1	PC2$"

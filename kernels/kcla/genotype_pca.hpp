@@ -111,4 +111,50 @@ PcaResult genotype_pca(const ExecutionSpace& exec, const GenotypeOperator<Scalar
   return result;
 }
 
+/// The exact eigenpairs: the whole GRM X X^T / variants (n x n, built by products with
+/// blocks of identity columns, `block` at a time) and LAPACK's dense eigensolver. Memory:
+/// n x n doubles on the host plus variants x block values on the device; for panels of up
+/// to a few ten thousand samples, and as the reference the randomized solver is checked by.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+PcaResult genotype_pca_exact(const ExecutionSpace& exec,
+                             const GenotypeOperator<Scalar, MemorySpace>& X, std::int64_t variants,
+                             std::int64_t components, std::int64_t block = 64) {
+  const std::int64_t n = X.num_rows(), m = X.num_cols();
+  if (components < 1 || components > n)
+    throw InvalidArgument("kcla::genotype_pca_exact: components must be in 1.." +
+                          std::to_string(n));
+  if (variants <= 0) throw InvalidArgument("kcla::genotype_pca_exact: variants must be positive");
+  block = std::max<std::int64_t>(1, std::min(block, n));
+  using matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+  matrix E("kcla::pca::E", n, block), Z("kcla::pca::Z", m, block), G("kcla::pca::G", n, block);
+  auto Eh = Kokkos::create_mirror_view(E);
+  auto Gh = Kokkos::create_mirror_view(G);
+  std::vector<double> grm(static_cast<std::size_t>(n * n));
+  for (std::int64_t first = 0; first < n; first += block) {
+    Kokkos::deep_copy(Eh, Scalar(0));
+    for (std::int64_t c = 0; c < block && first + c < n; ++c) Eh(first + c, c) = Scalar(1);
+    Kokkos::deep_copy(E, Eh);
+    X.apply_transpose(exec, E, Z);
+    X.apply(exec, Z, G);
+    Kokkos::deep_copy(Gh, G);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < block && first + c < n; ++c)
+        grm[i * n + first + c] = static_cast<double>(Gh(i, c)) / static_cast<double>(variants);
+  }
+  for (std::int64_t i = 0; i < n; ++i)  // exact symmetry (rounding differs by order)
+    for (std::int64_t j = 0; j < i; ++j)
+      grm[i * n + j] = grm[j * n + i] = 0.5 * (grm[i * n + j] + grm[j * n + i]);
+  std::vector<double> values, vectors;
+  symmetric_eigen_descending(n, grm, values, vectors);
+  PcaResult result;
+  result.samples = n;
+  result.components = components;
+  result.eigenvalues.assign(values.begin(), values.begin() + components);
+  result.eigenvectors.resize(static_cast<std::size_t>(n * components));
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < components; ++j)
+      result.eigenvectors[i * components + j] = vectors[i * n + j];
+  return result;
+}
+
 }  // namespace kcla

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Genotype commands on the GPU, from a bundle made by pack.sh (copy this file into the
+# bundle as go.sh; carry PLINK filesets as data/NAME.bed.xz + NAME.bim.xz + NAME.fam and
+# optional score files as data/NAME.score.xz). On the GPU machine:
+#   bash BUNDLE/go.sh OUT
+# For every fileset: `kcla pca --backend cuda` (fp64 and fp32, 10 components) and, with a
+# score file, `kcla score --backend cuda --variance-standardize`; eigenvalues and scores
+# land in OUT to be compared with the host's.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+mkdir -p "$out"
+kcla=$here/bin/kcla
+work=$(mktemp -d)
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for x in "$here"/data/*.bed.xz; do
+  name=$(basename "$x" .bed.xz)
+  xz -dc "$x" > "$work/$name.bed"
+  xz -dc "$here/data/$name.bim.xz" > "$work/$name.bim"
+  cp "$here/data/$name.fam" "$work/$name.fam"
+  echo "=== $name"
+  for p in fp64 fp32; do
+    "$kcla" pca "$work/$name" --backend cuda --threads 16 --precision "$p" -o "$out/$name-$p"
+  done
+  if [ -e "$here/data/$name.score.xz" ]; then
+    xz -dc "$here/data/$name.score.xz" > "$work/$name.score"
+    "$kcla" score "$work/$name" --score "$work/$name.score" --variance-standardize \
+      --backend cuda --threads 16 -o "$out/$name.sscore"
+  fi
+done
+rm -rf "$work"
