@@ -24,6 +24,7 @@ for x in "$here"/data/*.bed.xz; do
   for p in fp64 fp32; do
     "$kcla" pca "$work/$name" --backend cuda --threads 16 --precision "$p" -o "$out/$name-$p"
   done
+  "$kcla" pca "$work/$name" --backend cuda --threads 16 --exact -o "$out/$name-exact"
   if [ -e "$here/data/$name.score.xz" ]; then
     xz -dc "$here/data/$name.score.xz" > "$work/$name.score"
     "$kcla" score "$work/$name" --score "$work/$name.score" --variance-standardize \
