@@ -66,6 +66,25 @@ std::int64_t peak_rss_bytes();
 /// default execution space). Throws UsageError for a back end this build lacks.
 void with_backend(const std::string& name, const std::function<void(const std::string&)>& run);
 
+/// with_backend, calling run(ExecutionSpace()) for the chosen back end; returns its name.
+template <class Run>
+std::string with_execution_space(const std::string& backend, Run&& run) {
+  std::string chosen;
+  with_backend(backend, [&](const std::string& name) {
+    chosen = name;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if (name == "cuda") run(Kokkos::Cuda());
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+    if (name == "openmp") run(Kokkos::OpenMP());
+#endif
+#if defined(KOKKOS_ENABLE_SERIAL)
+    if (name == "serial") run(Kokkos::Serial());
+#endif
+  });
+  return chosen;
+}
+
 /// Calls run(Semiring{}) with the semiring --semiring and --precision name (plus_times,
 /// boolean, min_plus; fp32 or fp64) and returns what it returns; UsageError otherwise.
 template <class Run>

@@ -119,25 +119,12 @@ int run_pca(int argc, char** argv) {
     };
   PcaResult result;
   double seconds = 0;
-  std::string backend;
-  with_backend(args.get("backend"), [&](const std::string& name) {
-    backend = name;
-    auto run = [&](auto exec_tag) {
-      using Exec = decltype(exec_tag);
-      result = precision == "fp32" ? run_pca<float, Exec>(g, plink.missing, transform.transform,
-                                                          variants, options, exact, seconds)
-                                   : run_pca<double, Exec>(g, plink.missing, transform.transform,
-                                                           variants, options, exact, seconds);
-    };
-#if defined(KOKKOS_ENABLE_CUDA)
-    if (name == "cuda") run(Kokkos::Cuda());
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    if (name == "openmp") run(Kokkos::OpenMP());
-#endif
-#if defined(KOKKOS_ENABLE_SERIAL)
-    if (name == "serial") run(Kokkos::Serial());
-#endif
+  const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
+    using Exec = decltype(exec_tag);
+    result = precision == "fp32" ? run_pca<float, Exec>(g, plink.missing, transform.transform,
+                                                        variants, options, exact, seconds)
+                                 : run_pca<double, Exec>(g, plink.missing, transform.transform,
+                                                         variants, options, exact, seconds);
   });
   const std::string base = args.get("output", plink_base_name(fileset) + ".kcla");
   char number[32];

@@ -202,28 +202,14 @@ int run_score(int argc, char** argv) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::vector<double> y;
   double product = 0;
-  std::string backend;
   const bool fp32 = args.get("precision", "fp64") == "fp32";
   if (!fp32 && args.get("precision", "fp64") != "fp64")
     throw UsageError("--precision: fp64 or fp32");
-  with_backend(args.get("backend"), [&](const std::string& name) {
-    backend = name;
-    auto run = [&](auto exec_tag) {
-      using Exec = decltype(exec_tag);
-      y = fp32
-              ? scores<float, Exec>(g, plink.missing, transform.transform, file.weights, k, product)
-              : scores<double, Exec>(g, plink.missing, transform.transform, file.weights, k,
-                                     product);
-    };
-#if defined(KOKKOS_ENABLE_CUDA)
-    if (name == "cuda") run(Kokkos::Cuda());
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-    if (name == "openmp") run(Kokkos::OpenMP());
-#endif
-#if defined(KOKKOS_ENABLE_SERIAL)
-    if (name == "serial") run(Kokkos::Serial());
-#endif
+  const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
+    using Exec = decltype(exec_tag);
+    y = fp32
+            ? scores<float, Exec>(g, plink.missing, transform.transform, file.weights, k, product)
+            : scores<double, Exec>(g, plink.missing, transform.transform, file.weights, k, product);
   });
   const std::string out_path = args.get("output", plink_base_name(fileset) + ".kcla.sscore");
   {

@@ -141,26 +141,6 @@ Graph generated_communities(int communities, int size, int hubs) {
   return a;
 }
 
-/// The transpose (a counting sort by column; rows stay ascending within each new row).
-Graph transpose(const Graph& a) {
-  Graph t;
-  t.num_rows = a.num_cols;
-  t.num_cols = a.num_rows;
-  t.row_offsets.assign(static_cast<std::size_t>(a.num_cols) + 1, 0);
-  for (auto c : a.column_indices) ++t.row_offsets[static_cast<std::size_t>(c) + 1];
-  std::partial_sum(t.row_offsets.begin(), t.row_offsets.end(), t.row_offsets.begin());
-  t.column_indices.resize(a.column_indices.size());
-  t.values.resize(a.values.size());
-  std::vector<std::int64_t> next(t.row_offsets.begin(), t.row_offsets.end() - 1);
-  for (std::int64_t r = 0; r < a.num_rows; ++r)
-    for (auto k = a.row_offsets[r]; k < a.row_offsets[r + 1]; ++k) {
-      const auto at = next[a.column_indices[k]]++;
-      t.column_indices[at] = static_cast<std::int32_t>(r);
-      t.values[at] = a.values[k];
-    }
-  return t;
-}
-
 }  // namespace
 
 // The functions with device lambdas live in a named namespace: CUDA's extended lambdas
@@ -330,7 +310,7 @@ int run(const Options& options) {
 
   // 2. M = A^T walks edges forwards, M = A backwards (see the top of this file). The
   //    reference searches follow the rows of the other one.
-  const Graph at = transpose(a);
+  const Graph at = kcla::transposed(a);
   const Graph& m = options.forwards ? at : a;
   const Graph& adjacency = options.forwards ? a : at;
   const kcla::Grammar grammar = kcla::compress(m);
