@@ -121,6 +121,12 @@ TEST(Vcf, ReadsGenotypeCountsFromText) {
   EXPECT_EQ(g.variant_ids,
             (std::vector<std::string>{"rs1", "1:200:A:G,T", "rs3", "rs4", "rs5", "rs6"}));
   EXPECT_EQ(g.num_missing, 1 + 1 + 1 + 4);  // ./.  .  0/.  and rs6's four calls
+  // Where they are, sample by sample (columns ascending).
+  ASSERT_NO_THROW(g.missing.validate());
+  EXPECT_EQ(g.missing.num_rows, 4);
+  EXPECT_EQ(g.missing.num_cols, 6);
+  EXPECT_EQ(g.missing.row_offsets, (std::vector<std::int64_t>{0, 1, 2, 4, 7}));
+  EXPECT_EQ(g.missing.columns, (std::vector<std::int32_t>{5, 5, 0, 5, 1, 2, 5}));
   EXPECT_EQ(g.num_multiallelic, 1);
   EXPECT_EQ(g.num_skipped_multiallelic, 0);
   EXPECT_EQ(g.num_dosage_records, 0);

@@ -5,6 +5,7 @@
 
 #include <kcla/config.hpp>
 #include <kcla/csr_matrix.hpp>
+#include <kcla/missing_calls.hpp>
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,8 @@ struct VcfGenotypes {
   /// Calls (sample, kept record) that were missing: a GT with any missing allele ("./.",
   /// "0/.", "."), a sample without GT, a record without GT, or a missing DS value.
   std::int64_t num_missing = 0;
+  /// Where they are (samples x kept records), for standardized products.
+  MissingCalls missing;
   std::int64_t num_multiallelic = 0;          ///< records with 2+ ALT alleles (kept or not)
   std::int64_t num_skipped_multiallelic = 0;  ///< of those, skipped (MultiallelicPolicy::skip)
   std::int64_t num_dosage_records = 0;        ///< records read from DS (use_dosage_field)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #if KCLA_HAVE_HTSLIB
 #include <htslib/hts.h>
@@ -156,6 +157,7 @@ class VcfReader {
                  : "malformed or truncated record (htslib could not read it)",
            /*next_record=*/true);
     result.matrix = entries.to_csr(samples);
+    result.missing = missing_calls(samples, result.matrix.num_cols);
     return result;
   }
 
@@ -185,11 +187,27 @@ class VcfReader {
     return id;
   }
 
+  /// The missing calls noted while reading, as a row-wise pattern (columns ascending: they
+  /// were noted column by column).
+  MissingCalls missing_calls(int samples, std::int64_t columns) const {
+    auto m = MissingCalls::none(samples, columns);
+    for (const auto& c : missing_) ++m.row_offsets[static_cast<std::size_t>(c.first) + 1];
+    for (int s = 0; s < samples; ++s) m.row_offsets[s + 1] += m.row_offsets[s];
+    m.columns.resize(missing_.size());
+    std::vector<std::int64_t> next(m.row_offsets.begin(), m.row_offsets.end() - 1);
+    for (const auto& c : missing_) m.columns[next[c.first]++] = c.second;
+    return m;
+  }
+  void note_missing(int sample, const ColumnEntries& entries, VcfGenotypes& result) {
+    ++result.num_missing;
+    missing_.emplace_back(sample, static_cast<std::int32_t>(entries.columns()));
+  }
+
   /// GT: non-REF alleles per call. A record without GT makes every call missing.
   void read_genotypes(int samples, ColumnEntries& entries, VcfGenotypes& result) {
     const int n = bcf_get_genotypes(header_.get(), record_.get(), &gt_.data, &gt_.capacity);
     if (n == -1 || n == -3) {  // no GT in the header / in this record
-      result.num_missing += samples;
+      for (int s = 0; s < samples; ++s) note_missing(s, entries, result);
       return;
     }
     if (n < 0) fail("cannot read FORMAT/GT (htslib error " + std::to_string(n) + ")");
@@ -213,7 +231,7 @@ class VcfReader {
         count += allele != 0;
       }
       if (missing || present == 0) {
-        ++result.num_missing;
+        note_missing(s, entries, result);
       } else if (count != 0) {
         entries.add(s, static_cast<float>(count));
       }
@@ -244,7 +262,7 @@ class VcfReader {
         sum += values[k];
       }
       if (missing) {
-        ++result.num_missing;
+        note_missing(s, entries, result);
       } else if (sum != 0) {
         entries.add(s, static_cast<float>(sum));
       }
@@ -259,6 +277,7 @@ class VcfReader {
   std::unique_ptr<bcf1_t, RecordDeleter> record_;
   HtsBuffer<std::int32_t> gt_;
   HtsBuffer<float> ds_;
+  std::vector<std::pair<int, std::int32_t>> missing_;  // (sample, column) in column order
   bool text_ = true;
   std::int64_t records_ = 0;
 };
