@@ -226,6 +226,60 @@ void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance
   EXPECT_GT(A.device_bytes(), A.static_bytes());
 }
 
+// z = A^T y over blocks, every semiring: the semiring sum over blocks of each block's own
+// left product (CSR reference), under a budget that forces vector chunks too.
+template <class Semiring>
+void check_blocks_transpose(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance,
+                            std::mt19937_64& gen) {
+  using T = typename Semiring::value_type;
+  using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
+  using Scalar = std::conditional_t<std::is_same<T, bool>::value, float, T>;
+  std::vector<kcla::CsrMatrix<double>> blocks;
+  for (const auto& g : bg.grammars) blocks.push_back(g.decompress());
+  const std::int64_t rows = bg.num_rows(), cols = bg.num_cols();
+  std::uniform_real_distribution<double> u(0, 1);
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> y("y", rows, B), z("z", cols, B);
+  auto yh = Kokkos::create_mirror_view(y);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t b = 0; b < B; ++b) {
+      const double v = u(gen);
+      if constexpr (std::is_same<T, bool>::value)
+        yh(r, b) = v < 0.3;
+      else if constexpr (std::is_same<Semiring, kcla::MinPlus<T>>::value)
+        yh(r, b) = v < 0.2 ? static_cast<T>(INFINITY) : static_cast<T>(v * 10);
+      else
+        yh(r, b) = static_cast<T>(2 * v - 1);
+    }
+  Kokkos::deep_copy(y, yh);
+  for (std::int64_t budget : {std::int64_t(0), std::int64_t(1)}) {  // 1 byte: chunks of 1
+    kcla::GrammarMatrixOptions options;
+    options.products = kcla::GrammarProducts::transpose;
+    options.workspace_budget_bytes = budget;
+    kcla::BlockGrammarMatrix<Scalar, memory> A(bg, options);
+    Kokkos::deep_copy(z, T(1));  // poison
+    kcla::multiply_transpose<Semiring>(exec(), A, y, z);
+    auto zh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
+    for (std::int64_t b = 0; b < B; ++b) {
+      std::vector<H> zb(cols, static_cast<H>(Semiring::zero()));
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        const auto& e = bg.extent_of(i);
+        std::vector<H> ys(e.rows()), zs(e.cols());
+        for (std::int64_t r = 0; r < e.rows(); ++r) ys[r] = yh(e.row_begin + r, b);
+        kcla::reference::csr_multiply_transpose<Semiring>(blocks[i], ys, zs);
+        for (std::int64_t j = 0; j < e.cols(); ++j)
+          zb[e.col_begin + j] = static_cast<H>(Semiring::combine(zb[e.col_begin + j], zs[j]));
+      }
+      for (std::int64_t j = 0; j < cols; ++j) {
+        if (tolerance == 0)
+          ASSERT_EQ(static_cast<H>(zh(j, b)), zb[j]) << "column " << j << " vector " << b;
+        else
+          ASSERT_NEAR(zh(j, b), zb[j], tolerance * (1 + std::abs(double(zb[j]))))
+              << "column " << j << " vector " << b;
+      }
+    }
+  }
+}
+
 kcla::BlockGrammar column_blocked(const kcla::CsrMatrix<double>& a, std::int64_t width) {
   kcla::BlockCompressOptions o;
   o.block_cols = width;
@@ -286,6 +340,23 @@ TEST(BlockGrammarMultiply, TilesWithOverlapAndUncoveredRows) {
     check_blocks<kcla::Boolean>(bg, B, 0, kcla::SweepSchedule::automatic, gen);
     check_blocks<kcla::MinPlus<double>>(bg, B, 0, kcla::SweepSchedule::automatic, gen);
   }
+}
+
+TEST(BlockGrammarMultiply, TransposedOverColumnBlocksAndTiles) {
+  auto gen = kcla::test::rng();
+  const auto columns = column_blocked(panel(gen, 45, 900), 200);
+  const auto tiles = tiled(kcla::test::random_csr(gen, 37, 80, 0.3, 2));
+  for (const auto* bg : {&columns, &tiles})
+    for (std::int64_t B : {1, 4}) {
+      check_blocks_transpose<kcla::PlusTimes<double>>(*bg, B, 1e-12, gen);
+      check_blocks_transpose<kcla::PlusTimes<float>>(*bg, B, 1e-5, gen);
+      check_blocks_transpose<kcla::Boolean>(*bg, B, 0, gen);
+      check_blocks_transpose<kcla::MinPlus<float>>(*bg, B, 0, gen);
+    }
+  // A matrix built for right products only says so.
+  kcla::BlockGrammarMatrix<double, memory> right_only(columns);
+  Kokkos::View<double*, memory> y("y", columns.num_rows()), z("z", columns.num_cols());
+  EXPECT_THROW(kcla::multiply_transpose(exec(), right_only, y, z), kcla::InvalidArgument);
 }
 
 TEST(BlockGrammarMultiply, ASubsetOfBlocksGivesTheirSum) {

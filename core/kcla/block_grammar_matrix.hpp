@@ -22,6 +22,7 @@ struct BlockProductBuffers {
   Kokkos::View<std::uint64_t*, MemorySpace> workspace;         // value slots of any block's sweep
   Kokkos::View<std::uint64_t*, MemorySpace> partial;           // one block's rows x vectors result
   Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;  // products in vector chunks
+  Kokkos::View<std::uint64_t*, MemorySpace> transpose_workspace;  // node values, left products
 };
 }  // namespace detail
 

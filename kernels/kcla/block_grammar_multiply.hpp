@@ -7,16 +7,21 @@
 // Operands as for kcla::multiply with a GrammarMatrix (x: num_cols [x B], y: num_rows
 // [x B], LayoutRight). A matrix holding only some blocks (a rank's share) gives the sum
 // over those blocks: kcla::DistributedGrammarMatrix adds up the ranks' results.
+//
+// kcla::multiply_transpose(exec, A, y, z): z = A^T y over the held blocks, for a matrix
+// built with GrammarMatrixOptions::products = GrammarProducts::transpose or ::both.
 #pragma once
 
 #include <kcla/block_grammar_matrix.hpp>
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
+#include <kcla/detail/transpose_sweep.hpp>
 #include <kcla/detail/vector_chunks.hpp>
 #include <kcla/semiring.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -76,7 +81,104 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
   }
 }
 
+/// The left product over the held blocks (y: num_rows x B, z: num_cols x B): a block whose
+/// columns no other held block shares writes its slice of z directly; the others combine
+/// through a partial buffer; columns no block covers get the semiring zero.
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
+void block_transpose_sweep(const ExecutionSpace& exec,
+                           const BlockGrammarMatrix<Scalar, MemorySpace>& A,
+                           const typename Semiring::value_type* y, typename Semiring::value_type* z,
+                           std::int64_t vectors, SweepLaunch launch) {
+  using T = typename Semiring::value_type;
+  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  const std::size_t n = A.num_held_blocks();
+  auto& buffers = A.buffers();
+  std::int64_t words = 0, partial_cols = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    words = std::max(words, (A.block(i).transpose_views().num_nodes * vectors *
+                                 static_cast<std::int64_t>(sizeof(T)) +
+                             7) /
+                                8);
+    partial_cols = std::max(partial_cols, A.extent(i).cols());
+  }
+  if (static_cast<std::int64_t>(buffers.transpose_workspace.extent(0)) < words)
+    buffers.transpose_workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::block_grammar::transpose_workspace"),
+        words);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& t = A.block(i).transpose_views();
+    if (t.workspace.data() != buffers.transpose_workspace.data()) {
+      t.workspace = buffers.transpose_workspace;
+      t.graph.reset();  // a captured graph names the old workspace
+    }
+  }
+  Kokkos::parallel_for(
+      "kcla::block_grammar::fill_z", policy(exec, 0, A.num_cols() * vectors),
+      KOKKOS_LAMBDA(std::int64_t k) { z[k] = Semiring::zero(); });
+  auto shares_columns = [&](std::size_t i) {
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != i && A.extent(j).col_begin < A.extent(i).col_end &&
+          A.extent(i).col_begin < A.extent(j).col_end)
+        return true;
+    return false;
+  };
+  T* partial = nullptr;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& e = A.extent(i);
+    const T* yb = y + e.row_begin * vectors;
+    T* target = z + e.col_begin * vectors;
+    if (!shares_columns(i)) {
+      transpose_sweep<Semiring>(exec, A.block(i), yb, target, vectors, launch);
+      continue;
+    }
+    if (!partial)
+      partial =
+          chunk_buffer<T>(buffers.partial, partial_cols * vectors, "kcla::block_grammar::partial");
+    transpose_sweep<Semiring>(exec, A.block(i), yb, partial, vectors, launch);
+    T* out = partial;
+    Kokkos::parallel_for(
+        "kcla::block_grammar::combine_z", policy(exec, 0, e.cols() * vectors),
+        KOKKOS_LAMBDA(std::int64_t k) { target[k] = Semiring::combine(target[k], out[k]); });
+  }
+}
+
 }  // namespace detail
+
+/// z = A^T y over the held blocks (operands as kcla::multiply_transpose for a GrammarMatrix).
+template <class Semiring = void, class ExecutionSpace, class Scalar, class MemorySpace, class YView,
+          class ZView>
+void multiply_transpose(const ExecutionSpace& exec,
+                        const BlockGrammarMatrix<Scalar, MemorySpace>& A, const YView& y,
+                        const ZView& z, SweepLaunch launch = SweepLaunch::automatic) {
+  using value_type = typename ZView::non_const_value_type;
+  using semiring =
+      std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
+  detail::check_product_types<ExecutionSpace, MemorySpace, YView, ZView>();
+  static_assert(std::is_same<typename YView::non_const_value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the same value type");
+  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the semiring's value_type");
+  const std::int64_t vectors = detail::check_product_extents(
+      y, z, A.num_cols(), A.num_rows(), "block matrix " + std::to_string(A.num_cols()) + " columns",
+      "block matrix " + std::to_string(A.num_rows()) + " rows", "kcla::multiply_transpose", "y",
+      "z");
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i) A.block(i).transpose_views();  // throws
+  if (vectors == 0) return;
+  std::int64_t chunk = vectors;
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
+    chunk = std::min(chunk,
+                     detail::transpose_vectors_per_chunk(A.block(i), vectors, sizeof(value_type)));
+  if (chunk >= vectors) {
+    detail::block_transpose_sweep<semiring>(exec, A, y.data(), z.data(), vectors, launch);
+    return;
+  }
+  auto& buffers = A.buffers();
+  detail::in_vector_chunks<value_type>(
+      exec, y.data(), z.data(), A.num_rows(), A.num_cols(), vectors, chunk, buffers.chunk_x,
+      buffers.chunk_y, [&](const value_type* yc, value_type* zc, std::int64_t width) {
+        detail::block_transpose_sweep<semiring>(exec, A, yc, zc, width, launch);
+      });
+}
 
 template <class Semiring = void, class ExecutionSpace, class Scalar, class MemorySpace, class XView,
           class YView>
