@@ -245,6 +245,13 @@ TEST(GenotypeOperator, RejectsMismatchedInputs) {
   EXPECT_THROW(op.apply(exec(), w, y), kcla::InvalidArgument);
   Kokkos::View<double*, memory> y2("y", 10), z("z", 21);
   EXPECT_THROW(op.apply_transpose(exec(), y2, z), kcla::InvalidArgument);
+  // One direction only: the other says how to build it.
+  kcla::GrammarMatrixOptions right;
+  right.products = kcla::GrammarProducts::right;
+  kcla::GenotypeOperator<double, memory> scores_only(g, p.missing(), t, right);
+  Kokkos::View<double*, memory> w20("w", 20), y10("y", 10);
+  EXPECT_NO_THROW(scores_only.apply(exec(), w20, y10));
+  EXPECT_THROW(scores_only.apply_transpose(exec(), y10, w20), kcla::InvalidArgument);
 }
 
 }  // namespace

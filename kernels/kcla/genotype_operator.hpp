@@ -64,8 +64,17 @@ class GenotypeOperator {
   template <class T>
   using view = Kokkos::View<T*, MemorySpace>;
 
+  /// Both directions by default; GrammarMatrixOptions::products = right (or transpose)
+  /// builds one schedule only, and the other direction's product then throws.
+  static GrammarMatrixOptions both_directions() {
+    GrammarMatrixOptions o;
+    o.products = GrammarProducts::both;
+    return o;
+  }
+
   GenotypeOperator(const Grammar& g, const MissingCalls& missing,
-                   const GenotypeTransform& transform, GrammarMatrixOptions options = {})
+                   const GenotypeTransform& transform,
+                   const GrammarMatrixOptions& options = both_directions())
       : rows_(g.num_rows), cols_(g.num_cols) {
     missing.validate("kcla::GenotypeOperator: missing calls");
     if (missing.num_rows != rows_ || missing.num_cols != cols_)
@@ -78,7 +87,6 @@ class GenotypeOperator {
       throw InvalidArgument("kcla::GenotypeOperator: the transform has " +
                             std::to_string(transform.size()) + " variants, the matrix " +
                             std::to_string(cols_) + " columns");
-    if (options.products == GrammarProducts::right) options.products = GrammarProducts::both;
     matrix_ = GrammarMatrix<Scalar, MemorySpace>(g, options);
     std::vector<Scalar> delta(static_cast<std::size_t>(cols_));
     std::vector<Scalar> scale(delta.size()), shift(delta.size());
