@@ -239,8 +239,8 @@ void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance
       }
       std::vector<double> magnitude(rows, 0.0);
       if (tolerance != 0)
-        magnitude = term_magnitudes(bg, blocks, false,
-                                    [&](std::int64_t j) { return double(xh(j, b)); });
+        magnitude =
+            term_magnitudes(bg, blocks, false, [&](std::int64_t j) { return double(xh(j, b)); });
       for (std::int64_t r = 0; r < rows; ++r) {
         if (tolerance == 0)
           ASSERT_EQ(static_cast<H>(yh(r, b)), yb[r]) << "row " << r << " vector " << b;
@@ -298,8 +298,8 @@ void check_blocks_transpose(const kcla::BlockGrammar& bg, std::int64_t B, double
       }
       std::vector<double> magnitude(cols, 0.0);
       if (tolerance != 0)
-        magnitude = term_magnitudes(bg, blocks, true,
-                                    [&](std::int64_t r) { return double(yh(r, b)); });
+        magnitude =
+            term_magnitudes(bg, blocks, true, [&](std::int64_t r) { return double(yh(r, b)); });
       for (std::int64_t j = 0; j < cols; ++j) {
         if (tolerance == 0)
           ASSERT_EQ(static_cast<H>(zh(j, b)), zb[j]) << "column " << j << " vector " << b;
