@@ -114,6 +114,8 @@ int run_generate(int argc, char** argv);
 int run_score(int argc, char** argv);
 /// kcla pca: principal components of a PLINK fileset (randomized, on the grammar).
 int run_pca(int argc, char** argv);
+/// kcla assoc: per-variant linear association scan (plink2 --glm linear's definitions).
+int run_assoc(int argc, char** argv);
 /// kcla tlr compress | info | gemm (tools/cli_tlr.cpp).
 int run_tlr(int argc, char** argv);
 

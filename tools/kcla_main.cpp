@@ -25,6 +25,8 @@ commands:
                           them (center, variance-standardize, missing calls imputed or not)
   pca FILESET             top principal components of a PLINK fileset (GRM eigenpairs,
                           randomized subspace iteration on the grammar)
+  assoc FILESET           per-variant linear regression on quantitative phenotypes with
+                          covariates, as plink2 --glm (left products on the grammar)
   tlr SUBCOMMAND          tile-low-rank matrices: `tlr compress` (a kernel on points or a
                           dense matrix, at a tolerance), `tlr info`, `tlr gemm` (timed
                           C = alpha op(A) op(B) + beta C, --verify)
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     if (command == "generate") return kcla::cli::run_generate(argc, argv);
     if (command == "score") return kcla::cli::run_score(argc, argv);
     if (command == "pca") return kcla::cli::run_pca(argc, argv);
+    if (command == "assoc") return kcla::cli::run_assoc(argc, argv);
     if (command == "demo") return kcla::cli::run_demo(argc, argv);
     if (command == "tlr") return kcla::cli::run_tlr(argc, argv);
     if (command == "version" || command == "--version") {
