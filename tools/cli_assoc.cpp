@@ -35,7 +35,8 @@ samples does the work, never densifying.
 
 options:
   --pheno FILE        phenotypes: FID IID value... (header #FID/FID/#IID/IID optional);
-                      default: the .fam's sixth column (PHENO1). Missing: -9, NA, nan, '.'
+                      the .fam's sixth column (PHENO1) is analysed too where it has values,
+                      as plink2 does. Missing: -9, NA, nan, '.'
   --pheno-name A,B    only these phenotype columns
   --covar FILE        covariates, same layout; samples missing any are left out
   --covar-name A,B    only these covariate columns
@@ -107,6 +108,21 @@ SampleTable select_columns(const SampleTable& t, const std::string& list, const 
   return out;
 }
 
+// The columns of a, then those of b.
+SampleTable join_columns(const SampleTable& a, const SampleTable& b, std::size_t samples) {
+  SampleTable out;
+  out.names = a.names;
+  out.names.insert(out.names.end(), b.names.begin(), b.names.end());
+  out.values.reserve(samples * out.width());
+  for (std::size_t i = 0; i < samples; ++i) {
+    out.values.insert(out.values.end(), a.values.begin() + i * a.width(),
+                      a.values.begin() + (i + 1) * a.width());
+    out.values.insert(out.values.end(), b.values.begin() + i * b.width(),
+                      b.values.begin() + (i + 1) * b.width());
+  }
+  return out;
+}
+
 bool is_case_control(const SampleTable& t, std::size_t column, std::size_t samples) {
   bool any = false;
   for (std::size_t i = 0; i < samples; ++i) {
@@ -140,10 +156,18 @@ int run_assoc(int argc, char** argv) {
   const auto alleles = read_plink_alleles(fileset);
   const auto n = plink.individual_ids.size();
   const auto fam = read_fam_columns(plink_base_name(fileset) + ".fam", n);
-  const auto all_phenotypes =
-      args.has("pheno")
-          ? read_sample_table(args.get("pheno"), plink.family_ids, plink.individual_ids, "PHENO")
-          : fam.phenotype;
+  auto all_phenotypes = fam.phenotype;
+  if (args.has("pheno")) {
+    // As plink2: the .fam's phenotype stays (as PHENO1) beside the file's columns when it
+    // has a value and the file has no column of that name.
+    const auto file =
+        read_sample_table(args.get("pheno"), plink.family_ids, plink.individual_ids, "PHENO");
+    const bool keep_fam =
+        std::any_of(fam.phenotype.values.begin(), fam.phenotype.values.end(),
+                    [](double v) { return !std::isnan(v); }) &&
+        std::find(file.names.begin(), file.names.end(), "PHENO1") == file.names.end();
+    all_phenotypes = keep_fam ? join_columns(fam.phenotype, file, n) : file;
+  }
   const std::string a1 = args.get("a1", "minor");
   if (a1 != "minor" && a1 != "alt") throw UsageError("--a1: minor or alt");
   const auto ref_counted = a1 == "minor" ? a1_is_ref(plink, fam.founder)

@@ -118,6 +118,20 @@ double relative_error(const A& a, const B& b, std::size_t n) {
   return std::sqrt(num / den);
 }
 
+/// ||a - b|| / ||scale|| over n entries: for sums of signed terms, `scale` the same sums
+/// of the terms' magnitudes, which bounds the rounding error where the result itself can
+/// be cancelled to nothing.
+template <class A, class B, class S>
+double error_relative_to(const A& a, const B& b, const S& scale, std::size_t n) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    num += d * d;
+    den += static_cast<double>(scale[i]) * static_cast<double>(scale[i]);
+  }
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
 /// Exact equality of two CSR matrices (shape, structure, values bit for bit), naming the
 /// first difference.
 template <class Scalar>
