@@ -23,13 +23,17 @@ const char* kHelp = R"(usage: kcla pca FILESET [options]
 Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam): the eigenpairs of
 the genomic relationship matrix X X^T / M, X the variance-standardized genotypes
 ((G - 2f) / sqrt(2f(1-f)), missing calls mean-imputed, i.e. 0; variants without variance
-add 0), M the variants (as plink2 --pca divides). Randomized subspace iteration: each iteration one X^T and one X product on the
-grammar (the GPU when the build has one), small dense steps on the host.
+add 0), M the variants (as plink2 --pca divides). Randomized block Krylov (or subspace
+iteration): each iteration one X^T and one X product on the grammar (the GPU when the
+build has one), small dense steps on the host.
 
 options:
   --components K     principal components (default 10)
-  --oversampling P   extra subspace vectors (default 20)
-  --iterations Q     power iterations (default 20)
+  --method M         krylov (default: every iterate kept, Rayleigh-Ritz on all of them;
+                     host memory 16 bytes x samples x (K + P) x (Q + 1)) or subspace
+                     (randomized subspace iteration: only the last block kept)
+  --oversampling P   extra vectors per block (default 10 for krylov, 20 for subspace)
+  --iterations Q     power iterations (default 10 for krylov, 20 for subspace)
   --seed N           random start (default 1)
   --exact            the whole GRM (n x n, from products with identity blocks) and a dense
                      eigensolver instead of the randomized one: exact, for up to 20,000
@@ -67,14 +71,18 @@ int run_pca(int argc, char** argv) {
     std::cout << kHelp;
     return ok;
   }
-  args.allow_only({"components", "oversampling", "iterations", "seed", "precision", "backend",
-                   "threads", "output", "help", "quiet", "exact"});
+  args.allow_only({"components", "method", "oversampling", "iterations", "seed", "precision",
+                   "backend", "threads", "output", "help", "quiet", "exact"});
   const bool exact = args.has("exact");
   if (args.positional().size() != 1) throw UsageError("pca needs exactly one FILESET");
   PcaOptions options;
   options.components = args.get_int("components", 10);
-  options.oversampling = args.get_int("oversampling", 20);
-  options.iterations = args.get_int("iterations", 20);
+  const std::string method = args.get("method", "krylov");
+  if (method != "krylov" && method != "subspace") throw UsageError("--method: krylov or subspace");
+  const bool krylov = method == "krylov";
+  options.method = krylov ? PcaMethod::block_krylov : PcaMethod::subspace_iteration;
+  options.oversampling = args.get_int("oversampling", krylov ? 10 : 20);
+  options.iterations = args.get_int("iterations", krylov ? 10 : 20);
   options.seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
   if (options.components < 1) throw UsageError("--components must be at least 1");
   if (options.oversampling < 0 || options.iterations < 0)
@@ -170,8 +178,8 @@ int run_pca(int argc, char** argv) {
       std::printf("\ntime: read + compress + statistics %.3f s, exact GRM and eigenpairs %.3f s\n",
                   prepare, seconds);
     else
-      std::printf("\ntime: read + compress + statistics %.3f s, %lld iterations %.3f s\n", prepare,
-                  static_cast<long long>(options.iterations), seconds);
+      std::printf("\ntime: read + compress + statistics %.3f s, %lld %s iterations %.3f s\n",
+                  prepare, static_cast<long long>(options.iterations), method.c_str(), seconds);
     std::printf("wrote %s.eigenval and %s.eigenvec\n", base.c_str(), base.c_str());
   }
   return ok;

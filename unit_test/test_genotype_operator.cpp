@@ -233,24 +233,70 @@ TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
   kcla::symmetric_eigen_descending(p.rows, grm, values, vectors);
 
   kcla::GenotypeOperator<double, memory> op(g, missing, t.transform);
-  kcla::PcaOptions options;
-  options.components = 3;
-  options.iterations = 15;
-  const auto pca = kcla::genotype_pca(exec(), op, variants, options);
-  ASSERT_EQ(pca.eigenvalues.size(), 3u);
   ASSERT_GT(values[2], 1.5 * values[3]) << "the fixture lost its structure";
-  for (std::int64_t j = 0; j < 3; ++j) {
-    EXPECT_NEAR(pca.eigenvalues[j], values[j], 1e-6 * values[j]) << "eigenvalue " << j;
-    double dot = 0, norm = 0;
-    for (std::int64_t i = 0; i < p.rows; ++i) {
-      dot += pca.eigenvectors[i * 3 + j] * vectors[i * p.rows + j];
-      norm += pca.eigenvectors[i * 3 + j] * pca.eigenvectors[i * 3 + j];
+  for (auto method : {kcla::PcaMethod::block_krylov, kcla::PcaMethod::subspace_iteration}) {
+    kcla::PcaOptions options;
+    options.components = 3;
+    options.iterations = 15;
+    options.method = method;
+    SCOPED_TRACE(method == kcla::PcaMethod::block_krylov ? "block Krylov" : "subspace iteration");
+    const auto pca = kcla::genotype_pca(exec(), op, variants, options);
+    ASSERT_EQ(pca.eigenvalues.size(), 3u);
+    for (std::int64_t j = 0; j < 3; ++j) {
+      EXPECT_NEAR(pca.eigenvalues[j], values[j], 1e-6 * values[j]) << "eigenvalue " << j;
+      double dot = 0, norm = 0;
+      for (std::int64_t i = 0; i < p.rows; ++i) {
+        dot += pca.eigenvectors[i * 3 + j] * vectors[i * p.rows + j];
+        norm += pca.eigenvectors[i * 3 + j] * pca.eigenvectors[i * 3 + j];
+      }
+      EXPECT_NEAR(norm, 1.0, 1e-10);
+      EXPECT_NEAR(std::abs(dot), 1.0, 1e-6) << "eigenvector " << j;
     }
-    EXPECT_NEAR(norm, 1.0, 1e-10);
-    EXPECT_NEAR(std::abs(dot), 1.0, 1e-6) << "eigenvector " << j;
   }
+  kcla::PcaOptions options;
   options.components = 0;
   EXPECT_THROW(kcla::genotype_pca(exec(), op, variants, options), kcla::InvalidArgument);
+}
+
+// Where the Krylov space fills the whole column space (few variants), block Krylov's
+// Rayleigh-Ritz is exact: every eigenvalue, also the small ones past the gap, to rounding.
+TEST(GenotypePca, BlockKrylovIsExactOnceItsSpaceIsFull) {
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 60, 24, 0.0);
+  const auto g = kcla::compress(p.matrix());
+  const auto missing = p.missing();
+  kcla::Plink2TransformOptions o;
+  o.centering = kcla::GenotypeCentering::variance_standardize;
+  o.missing = kcla::MissingCallPolicy::mean_imputation;
+  const auto t = kcla::plink2_transform(kcla::genotype_statistics(g, missing), o);
+  const auto x = dense_standardized(p, o.centering, o.missing,
+                                    std::vector<bool>(static_cast<std::size_t>(p.cols), false));
+  std::vector<double> grm(static_cast<std::size_t>(p.rows * p.rows), 0.0);
+  for (std::int64_t a = 0; a < p.rows; ++a)
+    for (std::int64_t b = 0; b < p.rows; ++b)
+      for (std::int64_t j = 0; j < p.cols; ++j)
+        grm[a * p.rows + b] += x[a * p.cols + j] * x[b * p.cols + j];
+  std::vector<double> values, vectors;
+  kcla::symmetric_eigen_descending(p.rows, grm, values, vectors);
+  kcla::GenotypeOperator<double, memory> op(g, missing, t.transform);
+  kcla::PcaOptions options;
+  options.components = 8;
+  options.oversampling = 2;
+  options.iterations = 6;  // 10 x 7 columns asked for, the space has at most 24
+  std::int64_t last_step = 0;
+  options.progress = [&](std::int64_t step, std::int64_t steps) {
+    EXPECT_EQ(steps, 7);
+    EXPECT_GT(step, last_step);
+    last_step = step;
+  };
+  const auto pca = kcla::genotype_pca(exec(), op, 1, options);
+  EXPECT_EQ(last_step, 7);
+  for (std::int64_t j = 0; j < 8; ++j)
+    EXPECT_NEAR(pca.eigenvalues[j], values[j], 1e-9 * values[0]) << "eigenvalue " << j;
+  // Asking for more components than the space holds is an error naming the dimension.
+  options.components = 25;
+  options.progress = nullptr;
+  EXPECT_THROW(kcla::genotype_pca(exec(), op, 1, options), kcla::InvalidArgument);
 }
 
 }  // namespace

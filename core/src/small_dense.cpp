@@ -4,6 +4,7 @@
 #include <lapacke.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace kcla {
@@ -34,6 +35,37 @@ void symmetric_eigen_descending(std::int64_t n, const std::vector<double>& a,
   vectors.assign(static_cast<std::size_t>(n * n), 0.0);
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < n; ++j) vectors[i * n + j] = z[i * n + (n - 1 - j)];
+}
+
+std::int64_t OrthonormalBasis::append(const std::vector<double>& block, std::int64_t cols,
+                                      std::int64_t limit, double drop) {
+  if (static_cast<std::int64_t>(block.size()) != rows_ * cols)
+    throw InvalidArgument("OrthonormalBasis::append: the block is not rows x cols");
+  std::int64_t added = 0;
+  std::vector<double> v(static_cast<std::size_t>(rows_));
+  for (std::int64_t c = 0; c < cols && size() < limit; ++c) {
+    double original = 0;
+    for (std::int64_t i = 0; i < rows_; ++i) {
+      v[i] = block[i * cols + c];
+      original += v[i] * v[i];
+    }
+    original = std::sqrt(original);
+    if (!(original > 0)) continue;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& q : columns_) {
+        double dot = 0;
+        for (std::int64_t i = 0; i < rows_; ++i) dot += q[i] * v[i];
+        for (std::int64_t i = 0; i < rows_; ++i) v[i] -= dot * q[i];
+      }
+    double norm = 0;
+    for (double x : v) norm += x * x;
+    norm = std::sqrt(norm);
+    if (!(norm > drop * original)) continue;
+    for (double& x : v) x /= norm;
+    columns_.push_back(v);
+    ++added;
+  }
+  return added;
 }
 
 }  // namespace kcla

@@ -1,10 +1,12 @@
 // Principal components of a standardized genotype matrix X (samples x variants, a
-// kcla::GenotypeOperator) by randomized subspace iteration: every product with X or X^T
-// runs on the operator's device; the small dense steps (orthonormalizing n x l blocks, the
-// l x l eigenproblem) run on the host with LAPACK.
+// kcla::GenotypeOperator) by randomized block Krylov (default) or subspace iteration:
+// every product with X or X^T runs on the operator's device; the small dense steps
+// (orthonormalizing, the Rayleigh-Ritz eigenproblem) run on the host.
 //
-//   Y = X Omega;  repeat: Q = orth(Y), Y = X (X^T Q);  Q = orth(Y), Z = X^T Q,
-//   Z^T Z = V Lambda V^T:  eigenvalues of X X^T ~ Lambda, eigenvectors ~ Q V.
+//   block Krylov:  Q = orth[X Omega, (X X^T) X Omega, ..., (X X^T)^q X Omega] (grown block by
+//                  block), T = Q^T X X^T Q = V Lambda V^T: eigenvalues ~ Lambda, vectors ~ Q V.
+//   subspace:      Y = X Omega;  repeat: Q = orth(Y), Y = X (X^T Q);  Q = orth(Y),
+//                  Z = X^T Q, Z^T Z = V Lambda V^T.
 //
 // Eigenvalues are reported for the genomic relationship matrix X X^T / variants (PLINK's
 // scaling, with variants = the variants that carry a standardized value).
@@ -25,10 +27,21 @@
 
 namespace kcla {
 
+enum class PcaMethod {
+  /// Every block of the Krylov space [X X^T]^t X Omega kept (full reorthogonalization) and
+  /// Rayleigh-Ritz on all of it: converges much faster where eigenvalues crowd (the flat
+  /// tail of genotype spectra). Host memory: two doubles per sample per basis column,
+  /// basis = (components + oversampling) x (iterations + 1) columns at most.
+  block_krylov,
+  /// Classic randomized subspace iteration: only the last block kept (memory: one block).
+  subspace_iteration
+};
+
 struct PcaOptions {
   std::int64_t components = 10;
-  std::int64_t oversampling = 10;  ///< extra vectors in the subspace (accuracy of the last PCs)
+  std::int64_t oversampling = 10;  ///< extra vectors per block (accuracy of the last PCs)
   std::int64_t iterations = 10;    ///< power iterations (each: one X^T and one X product)
+  PcaMethod method = PcaMethod::block_krylov;
   std::uint64_t seed = 1;
   /// Called after each iteration with (iteration, iterations); may be empty.
   std::function<void(std::int64_t, std::int64_t)> progress;
@@ -39,6 +52,102 @@ struct PcaResult {
   std::vector<double> eigenvalues;   ///< of X X^T / variants, descending
   std::vector<double> eigenvectors;  ///< samples x components, row-major, unit columns
 };
+
+namespace detail {
+
+/// Block Krylov with full reorthogonalization and Rayleigh-Ritz on the whole space:
+/// basis blocks Q_0 = orth(X Omega), Q_{t+1} = the part of X X^T Q_t new to the basis;
+/// T = Q^T (X X^T Q) from the images every block's product leaves behind.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+PcaResult genotype_pca_krylov(const ExecutionSpace& exec,
+                              const GenotypeOperator<Scalar, MemorySpace>& X, std::int64_t variants,
+                              const PcaOptions& options, std::int64_t l) {
+  const std::int64_t n = X.num_rows(), m = X.num_cols(), k = options.components;
+  const std::int64_t capacity = std::min({n, m, l * (options.iterations + 1)});
+  using matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
+  const double bytes = 2.0 * 8.0 * static_cast<double>(n) * static_cast<double>(capacity);
+  if (bytes > 64.0 * (1ull << 30))
+    throw InvalidArgument("kcla::genotype_pca: the block Krylov basis would take " +
+                          std::to_string(static_cast<long long>(bytes / (1ull << 30))) +
+                          " GiB of host memory; use fewer iterations or oversampling, or "
+                          "subspace iteration");
+  std::vector<double> block(static_cast<std::size_t>(n * l));
+  {
+    matrix omega("kcla::pca::Omega", m, l), Y("kcla::pca::Y", n, l);
+    auto oh = Kokkos::create_mirror_view(omega);
+    std::mt19937_64 gen(options.seed);
+    std::normal_distribution<double> normal;
+    for (std::int64_t i = 0; i < m * l; ++i) oh.data()[i] = static_cast<Scalar>(normal(gen));
+    Kokkos::deep_copy(omega, oh);
+    X.apply(exec, omega, Y);
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
+    for (std::int64_t i = 0; i < n * l; ++i) block[i] = static_cast<double>(yh.data()[i]);
+  }
+  OrthonormalBasis basis(n);
+  basis.append(block, l, capacity);
+  std::vector<std::vector<double>> images;  // X X^T q, one per basis column
+  const std::int64_t blocks = options.iterations + 1;
+  std::int64_t first = 0;
+  for (std::int64_t step = 1; first < basis.size(); ++step) {
+    const std::int64_t w = basis.size() - first;
+    matrix Q("kcla::pca::Q", n, w), Z("kcla::pca::Z", m, w), W("kcla::pca::W", n, w);
+    auto qh = Kokkos::create_mirror_view(Q);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < w; ++c)
+        qh(i, c) = static_cast<Scalar>(basis.column(first + c)[i]);
+    Kokkos::deep_copy(Q, qh);
+    X.apply_transpose(exec, Q, Z);
+    X.apply(exec, Z, W);
+    auto wh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), W);
+    block.assign(static_cast<std::size_t>(n * w), 0.0);
+    for (std::int64_t c = 0; c < w; ++c) {
+      std::vector<double> image(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i)
+        block[i * w + c] = image[i] = static_cast<double>(wh(i, c));
+      images.push_back(std::move(image));
+    }
+    if (options.progress && step < blocks) options.progress(step, blocks);
+    first = basis.size();
+    if (step >= blocks || basis.size() >= capacity) break;
+    basis.append(block, w, capacity);
+  }
+  const std::int64_t s = basis.size();
+  if (s < k)
+    throw InvalidArgument("kcla::genotype_pca: the genotypes span only " + std::to_string(s) +
+                          " dimensions, fewer than the " + std::to_string(k) +
+                          " components asked for");
+  if (options.progress) options.progress(blocks, blocks);  // also when the space filled early
+  std::vector<double> t(static_cast<std::size_t>(s * s));
+  for (std::int64_t a = 0; a < s; ++a)
+    for (std::int64_t b = 0; b < s; ++b) {
+      double dot = 0;
+      const auto& q = basis.column(a);
+      const auto& y = images[b];
+      for (std::int64_t i = 0; i < n; ++i) dot += q[i] * y[i];
+      t[a * s + b] = dot;
+    }
+  for (std::int64_t a = 0; a < s; ++a)  // symmetric up to rounding
+    for (std::int64_t b = 0; b < a; ++b)
+      t[a * s + b] = t[b * s + a] = 0.5 * (t[a * s + b] + t[b * s + a]);
+  std::vector<double> values, vectors;
+  symmetric_eigen_descending(s, t, values, vectors);
+  PcaResult result;
+  result.samples = n;
+  result.components = k;
+  result.eigenvalues.resize(static_cast<std::size_t>(k));
+  for (std::int64_t j = 0; j < k; ++j)
+    result.eigenvalues[j] = values[j] / static_cast<double>(variants);
+  result.eigenvectors.assign(static_cast<std::size_t>(n * k), 0.0);
+  for (std::int64_t a = 0; a < s; ++a) {
+    const auto& q = basis.column(a);
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < k; ++j)
+        result.eigenvectors[i * k + j] += q[i] * vectors[a * s + j];
+  }
+  return result;
+}
+
+}  // namespace detail
 
 /// `variants` divides the eigenvalues (the GRM's denominator; > 0).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -53,6 +162,9 @@ PcaResult genotype_pca(const ExecutionSpace& exec, const GenotypeOperator<Scalar
                           " components need 1 <= components <= min(samples, variants) = " +
                           std::to_string(std::min(n, m)));
   if (variants <= 0) throw InvalidArgument("kcla::genotype_pca: variants must be positive");
+  if (options.iterations < 0) throw InvalidArgument("kcla::genotype_pca: negative iterations");
+  if (options.method == PcaMethod::block_krylov)
+    return detail::genotype_pca_krylov(exec, X, variants, options, l);
   using matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, MemorySpace>;
   matrix Yd("kcla::pca::Y", n, l), Zd("kcla::pca::Z", m, l);
   auto Yh = Kokkos::create_mirror_view(Yd);
