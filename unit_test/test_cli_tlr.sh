@@ -28,7 +28,7 @@ below out.txt "^error " 1e-6
 [ -f a.h5 ] || fail "a.h5 was not written"
 
 run 0 "$kcla" tlr info a.h5
-has out.txt "kcla-tlr, version 1"
+has out.txt "kcla-tlr, version 2"
 has out.txt "300 x 300"
 has out.txt "ranks +min [0-9]+, mean [0-9.]+, max [0-9]+"
 

@@ -289,7 +289,7 @@ void write_crafted(const std::string& path, const std::string& defect) {
     H5Dclose(d), H5Pclose(p), H5Sclose(s);
   };
   crafted.str_attr("format", defect == "format" ? "kcla-grammar" : "kcla-tlr");
-  crafted.int_attr("version", defect == "version" ? 2 : 1);
+  crafted.int_attr("version", defect == "version" ? 99 : 1);
   crafted.int_attr("rows", defect == "rows" ? (std::int64_t(1) << 62) : rows);
   crafted.int_attr("cols", defect == "cols" ? cols + 4 : cols);  // one more tile column
   if (defect == "grid") {
@@ -350,7 +350,7 @@ TEST(Hdf5Tlr, CraftedDefectsAreNamed) {
   }
   const std::pair<const char*, const char*> cases[] = {
       {"format", "'format': is 'kcla-grammar'"},
-      {"version", "'version': 2 is not supported"},
+      {"version", "'version': 99 is not supported"},
       {"rows", "absurd shape"},
       {"cols", "'ranks': has 25 elements, expected 30"},
       {"grid", "'ranks': has 25 elements, expected 306"},

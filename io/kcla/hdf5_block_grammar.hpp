@@ -15,7 +15,7 @@
 namespace kcla {
 
 constexpr const char* kBlockGrammarFormatName = "kcla-block-grammar";
-constexpr int kBlockGrammarFormatVersion = 1;
+constexpr int kBlockGrammarFormatVersion = 2;  // 2: checksummed HDF5 metadata (docs/format.md)
 
 class BlockGrammarFileWriter {
  public:

@@ -12,7 +12,7 @@ namespace kcla {
 
 /// The format name and current version written into every grammar file.
 constexpr const char* kGrammarFormatName = "kcla-grammar";
-constexpr int kGrammarFormatVersion = 1;
+constexpr int kGrammarFormatVersion = 2;  // 2: checksummed HDF5 metadata (docs/format.md)
 
 /// Writes `g` (validated first) to `path`, replacing any file there.
 void write_grammar_hdf5(const std::string& path, const Grammar& g);

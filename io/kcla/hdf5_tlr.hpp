@@ -28,7 +28,7 @@ namespace kcla {
 
 /// The format name and current version written into every TLR file.
 constexpr const char* kTlrFormatName = "kcla-tlr";
-constexpr int kTlrFormatVersion = 1;
+constexpr int kTlrFormatVersion = 2;  // 2: checksummed HDF5 metadata (docs/format.md)
 
 /// The value_type attribute of a precision: "float64", "float32", "float16", "bfloat16".
 const char* tlr_value_type_name(ScalarKind kind);

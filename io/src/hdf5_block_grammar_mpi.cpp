@@ -154,6 +154,7 @@ void write_block_grammar_hdf5(MPI_Comm comm, const std::string& path, const Bloc
     detail::Hdf5Quiet quiet;
     detail::Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
     H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL);
+    detail::use_checksummed_metadata(access.get());  // same container as the serial writer
     const hid_t id = H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
     if (any_rank(comm, id < 0)) {
       if (id >= 0) H5Fclose(id);

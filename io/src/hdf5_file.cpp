@@ -14,6 +14,13 @@
 namespace kcla::detail {
 
 namespace {
+// libhdf5 1.10 leaves an object header whose checksum failed pinned in its metadata cache:
+// at exit its own clean-up then loops and prints "HDF5: infinite loop closing library"
+// after kcla has already reported the corrupt file. kcla closes every file it opens, so
+// the library's exit-time clean-up has nothing to flush: skip it (it must be requested
+// before the first HDF5 call, hence a static initializer).
+[[maybe_unused]] const bool kSkipHdf5ExitCleanUp = H5dont_atexit() >= 0;
+
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // 1 Ti elements: beyond = hostile
 
 /// Whether every element of a one-dimensional dataset of n elements has storage (a
@@ -67,11 +74,20 @@ bool hdf5_type_matches(hid_t type, hid_t native) {
   return H5Tequal(type, swapped.get()) > 0;
 }
 
+bool use_checksummed_metadata(hid_t file_access) {
+  // 1.10 is the oldest format with checksummed chunk indexes (fixed and extensible
+  // arrays); the upper bound keeps files readable by 1.10 libraries when written by newer.
+  return H5Pset_libver_bounds(file_access, H5F_LIBVER_V110, H5F_LIBVER_V110) >= 0;
+}
+
 Hdf5File Hdf5File::create(const std::string& path, const std::string& display_name) {
   Hdf5Quiet quiet;
   Hdf5File f;
   f.name_ = display_name;
-  f.file_ = Hdf5Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  Hdf5Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!access.valid() || !use_checksummed_metadata(access.get()))
+    f.fail("", "the HDF5 library refuses the 1.10 file format (checksummed metadata)");
+  f.file_ = Hdf5Handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()), H5Fclose);
   if (!f.file_.valid()) f.fail("", "cannot create the file");
   return f;
 }

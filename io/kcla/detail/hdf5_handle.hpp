@@ -86,6 +86,12 @@ inline hid_t hdf5_native_type<std::uint16_t>() {
 bool hdf5_type_matches(hid_t type, hid_t native);
 
 /// A writer/reader context bound to one file path (for error messages).
+/// Sets the file-format bounds kcla writes with (format version 2 of its files): the HDF5
+/// 1.10 format, whose superblock, object headers and chunk indexes carry checksums, so a
+/// flipped metadata byte is an error instead of a misread. Returns false when the library
+/// refuses (then the access list is unchanged).
+bool use_checksummed_metadata(hid_t file_access);
+
 class Hdf5File {
  public:
   /// Creates (truncating) `path` for writing.
