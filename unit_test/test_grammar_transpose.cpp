@@ -188,6 +188,49 @@ TEST(GrammarTranspose, SameBitsOnEveryRun) {
   EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(float) * a.num_cols), 0);
 }
 
+// squared_coefficients: the same schedule with squared values, both directions, every
+// launch form; using it leaves the original's products (and launch cache) as they were.
+TEST(GrammarTranspose, SquaredCoefficientsShareTheSchedule) {
+  auto gen = kcla::test::rng();
+  auto a = kcla::test::random_csr(gen, 150, 90, 0.2, 3);
+  for (auto& v : a.values) v = std::round(4 * v) / 4;  // exact squares in double
+  auto a2 = a;
+  for (auto& v : a2.values) v *= v;
+  const kcla::GrammarMatrix<double, memory> A(kcla::compress(a),
+                                              with_products(kcla::GrammarProducts::both));
+  const auto A2 = A.squared_coefficients();
+  const std::int64_t B = 3;
+  const auto yh = kcla::test::random_vector(gen, a.num_rows * B);
+  const auto xh = kcla::test::random_vector(gen, a.num_cols * B);
+  const auto y = to_device_2d<double>(yh, a.num_rows, B);
+  const auto x = to_device_2d<double>(xh, a.num_cols, B);
+  Kokkos::View<double**, Kokkos::LayoutRight, memory> z("z", a.num_cols, B), r("r", a.num_rows, B);
+  auto check = [&](const kcla::CsrMatrix<double>& m, const auto& M, const char* what) {
+    for (auto launch : kLaunches) {
+      kcla::multiply_transpose(exec(), M, y, z, launch);
+      kcla::multiply(exec(), M, x, r, launch);
+      auto zh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z);
+      auto rh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r);
+      for (std::int64_t b = 0; b < B; ++b) {
+        std::vector<double> yb(a.num_rows), zb(a.num_cols), xb(a.num_cols), rb(a.num_rows);
+        for (std::int64_t i = 0; i < a.num_rows; ++i) yb[i] = yh[i * B + b];
+        for (std::int64_t j = 0; j < a.num_cols; ++j) xb[j] = xh[j * B + b];
+        kcla::reference::csr_multiply_transpose<kcla::PlusTimes<double>>(m, yb, zb);
+        kcla::reference::csr_multiply<kcla::PlusTimes<double>>(m, xb, rb);
+        for (std::int64_t j = 0; j < a.num_cols; ++j)
+          ASSERT_NEAR(zh(j, b), zb[j], 1e-12 * (1 + std::abs(zb[j]))) << what << " column " << j;
+        for (std::int64_t i = 0; i < a.num_rows; ++i)
+          ASSERT_NEAR(rh(i, b), rb[i], 1e-12 * (1 + std::abs(rb[i]))) << what << " row " << i;
+      }
+    }
+  };
+  check(a, A, "original");
+  check(a2, A2, "squared");
+  check(a, A, "original after the squared");
+  EXPECT_EQ(A2.num_rows(), A.num_rows());
+  EXPECT_EQ(A2.schedule(), A.schedule());
+}
+
 TEST(GrammarTranspose, RejectsWrongDirectionsAndShapes) {
   const auto g = kcla::test::paper_grammar();  // 8 x 7
   kcla::GrammarMatrix<float, memory> right_only(g);

@@ -90,6 +90,21 @@ struct SweepPlan {
 
 }  // namespace detail
 
+namespace detail {
+/// A copy of v with every element squared (on v's memory space).
+template <class Scalar, class MemorySpace>
+Kokkos::View<Scalar*, MemorySpace> squared_copy(const Kokkos::View<Scalar*, MemorySpace>& v) {
+  Kokkos::View<Scalar*, MemorySpace> out(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, v.label() + "^2"), v.extent(0));
+  using exec = typename MemorySpace::execution_space;
+  Kokkos::parallel_for(
+      "kcla::grammar::square_coefficients", Kokkos::RangePolicy<exec>(0, v.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i) { out(i) = v(i) * v(i); });
+  Kokkos::fence();
+  return out;
+}
+}  // namespace detail
+
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class GrammarMatrix {
  public:
@@ -121,6 +136,24 @@ class GrammarMatrix {
     if (options.products != GrammarProducts::right)
       transpose_ = std::make_shared<detail::TransposeViews<Scalar, MemorySpace>>(
           build_transpose_schedule(grammar));
+  }
+
+  /// The same matrix with every stored value squared: its products sum squares (a
+  /// genotype matrix's sums of squared dosages per sample or variant). Shares the schedule
+  /// arrays with this matrix (no rebuild, no second copy of the structure); has its own
+  /// coefficients, workspace and launch cache.
+  GrammarMatrix squared_coefficients() const {
+    GrammarMatrix s = *this;
+    s.plan_.reset();
+    if (terminal_coefficients.extent(0) > 0)
+      s.terminal_coefficients = detail::squared_copy(terminal_coefficients);
+    if (transpose_) {
+      auto t = std::make_shared<detail::TransposeViews<Scalar, MemorySpace>>(
+          detail::TransposeViews<Scalar, MemorySpace>::structure_of(*transpose_));
+      t->terminal_coefficients = detail::squared_copy(transpose_->terminal_coefficients);
+      s.transpose_ = std::move(t);
+    }
+    return s;
   }
 
   std::int64_t num_rows() const { return num_rows_; }

@@ -75,10 +75,6 @@ struct AssociationGroup {
 
 std::vector<AssociationGroup> association_groups(const LinearAssociationData& d);
 
-/// The grammar of the squared matrix: the same rules with every terminal's value squared
-/// (its left product with the intercept column gives the sums of squared genotypes).
-Grammar squared_values(const Grammar& g);
-
 /// Fills the statistics of the group's phenotypes from
 ///   gt_operands: variants x width, G^T operands (G with missing calls as 0),
 ///   square_sums: per variant, sum of G^2 over the included samples.

@@ -132,12 +132,6 @@ std::vector<double> AssociationGroup::operands(const LinearAssociationData& d) c
   return o;
 }
 
-Grammar squared_values(const Grammar& g) {
-  Grammar s = g;
-  for (auto& v : s.values) v *= v;
-  return s;
-}
-
 void linear_association_statistics(const LinearAssociationData& d, const MissingCalls& missing,
                                    const AssociationGroup& group,
                                    const std::vector<double>& gt_operands,

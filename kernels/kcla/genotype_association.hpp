@@ -1,8 +1,8 @@
 // Marginal linear association scan on a genotype grammar (kcla/linear_association.hpp):
 // per group of phenotypes with the same included samples, one batched left product
 // G^T [1 C Y] (intercept, covariates, phenotypes) on the device and one of the squared
-// grammar with the intercept column; the per-variant least-squares statistics follow on
-// the host from those sums and the missing calls.
+// matrix (the same schedule, values squared) with the intercept column; the per-variant
+// least-squares statistics follow on the host from those sums and the missing calls.
 //
 //   LinearAssociationData d;  // phenotypes and covariates, NaN = missing
 //   auto r = kcla::linear_association<double>(exec, grammar, plink.missing, d);
@@ -45,8 +45,7 @@ LinearAssociationResult linear_association(const ExecutionSpace& exec, const Gra
   o.products = GrammarProducts::transpose;
   o.expected_vectors = 1 + data.covariates + data.phenotypes;
   const GrammarMatrix<Scalar, memory> G(g, o);
-  o.expected_vectors = 1;
-  const GrammarMatrix<Scalar, memory> G2(squared_values(g), o);
+  const auto G2 = G.squared_coefficients();  // the same schedule, values squared
   const std::int64_t n = g.num_rows, m = g.num_cols;
   for (const auto& group : groups) {
     if (group.size == 0) {

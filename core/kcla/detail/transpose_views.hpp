@@ -41,6 +41,22 @@ struct TransposeViews {
   std::uintptr_t graph_stream = 0;
   std::type_index graph_type = std::type_index(typeid(void));
 
+  /// The schedule arrays of `other` (shared views) without its workspace or launch cache.
+  static TransposeViews structure_of(const TransposeViews& other) {
+    TransposeViews t;
+    t.depth = other.depth;
+    t.level_offsets = other.level_offsets;
+    t.level_offsets_device = other.level_offsets_device;
+    t.num_nodes = other.num_nodes;
+    t.in_offsets = other.in_offsets;
+    t.in_sources = other.in_sources;
+    t.terminal_coefficients = other.terminal_coefficients;
+    t.terminal_offsets = other.terminal_offsets;
+    t.terminal_sources = other.terminal_sources;
+    t.column_offsets = other.column_offsets;
+    return t;
+  }
+
   explicit TransposeViews(const TransposeSchedule& s)
       : depth(s.depth), level_offsets(s.level_offsets), num_nodes(s.num_nodes()) {
     level_offsets_device = upload(s.level_offsets, "kcla::transpose::level_offsets");
@@ -65,6 +81,7 @@ struct TransposeViews {
   }
 
  private:
+  TransposeViews() = default;  // structure_of only
   template <class T>
   static view<T> upload(const std::vector<T>& host, const char* label) {
     view<T> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
