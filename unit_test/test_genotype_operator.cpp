@@ -208,18 +208,27 @@ TEST(GenotypeOperator, RejectsMismatchedInputs) {
 
 namespace {
 
-TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
-  // A panel with four founder haplotypes: three well-separated components.
-  auto gen = kcla::test::rng();
-  const auto p = random_panel(gen, 120, 400, 0.02);
-  const auto g = kcla::compress(p.matrix());
-  const auto missing = p.missing();
+// A panel's variance-standardized, mean-imputed genotypes as kcla holds them (grammar,
+// missing calls, transform) and, for reference, every eigenpair of the dense GRM
+// X X^T / variants (LAPACK on the dense matrix).
+struct PcaFixture {
+  kcla::Grammar grammar;
+  kcla::MissingCalls missing;
+  kcla::GenotypeTransform transform;
+  std::int64_t variants = 0;
+  std::vector<double> values, vectors;
+};
+
+PcaFixture pca_fixture(const Panel& p) {
+  PcaFixture f;
+  f.grammar = kcla::compress(p.matrix());
+  f.missing = p.missing();
   kcla::Plink2TransformOptions o;
   o.centering = kcla::GenotypeCentering::variance_standardize;
   o.missing = kcla::MissingCallPolicy::mean_imputation;
-  const auto t = kcla::plink2_transform(kcla::genotype_statistics(g, missing), o);
-  const std::int64_t variants = p.cols - static_cast<std::int64_t>(t.zero_variance.size());
-  // Reference: the dense GRM X X^T / variants and all its eigenpairs.
+  const auto t = kcla::plink2_transform(kcla::genotype_statistics(f.grammar, f.missing), o);
+  f.transform = t.transform;
+  f.variants = p.cols - static_cast<std::int64_t>(t.zero_variance.size());
   const auto x = dense_standardized(p, o.centering, o.missing,
                                     std::vector<bool>(static_cast<std::size_t>(p.cols), false));
   std::vector<double> grm(static_cast<std::size_t>(p.rows * p.rows), 0.0);
@@ -227,12 +236,21 @@ TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
     for (std::int64_t b = 0; b < p.rows; ++b) {
       double s = 0;
       for (std::int64_t j = 0; j < p.cols; ++j) s += x[a * p.cols + j] * x[b * p.cols + j];
-      grm[a * p.rows + b] = s / static_cast<double>(variants);
+      grm[a * p.rows + b] = s / static_cast<double>(f.variants);
     }
-  std::vector<double> values, vectors;
-  kcla::symmetric_eigen_descending(p.rows, grm, values, vectors);
+  kcla::symmetric_eigen_descending(p.rows, grm, f.values, f.vectors);
+  return f;
+}
 
-  kcla::GenotypeOperator<double, memory> op(g, missing, t.transform);
+TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
+  // A panel with four founder haplotypes: three well-separated components.
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 120, 400, 0.02);
+  const auto f = pca_fixture(p);
+  const auto& values = f.values;
+  const auto& vectors = f.vectors;
+  const std::int64_t variants = f.variants;
+  kcla::GenotypeOperator<double, memory> op(f.grammar, f.missing, f.transform);
   ASSERT_GT(values[2], 1.5 * values[3]) << "the fixture lost its structure";
   for (auto method : {kcla::PcaMethod::block_krylov, kcla::PcaMethod::subspace_iteration}) {
     kcla::PcaOptions options;
@@ -263,22 +281,8 @@ TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
 TEST(GenotypePca, BlockKrylovIsExactOnceItsSpaceIsFull) {
   auto gen = kcla::test::rng();
   const auto p = random_panel(gen, 60, 24, 0.0);
-  const auto g = kcla::compress(p.matrix());
-  const auto missing = p.missing();
-  kcla::Plink2TransformOptions o;
-  o.centering = kcla::GenotypeCentering::variance_standardize;
-  o.missing = kcla::MissingCallPolicy::mean_imputation;
-  const auto t = kcla::plink2_transform(kcla::genotype_statistics(g, missing), o);
-  const auto x = dense_standardized(p, o.centering, o.missing,
-                                    std::vector<bool>(static_cast<std::size_t>(p.cols), false));
-  std::vector<double> grm(static_cast<std::size_t>(p.rows * p.rows), 0.0);
-  for (std::int64_t a = 0; a < p.rows; ++a)
-    for (std::int64_t b = 0; b < p.rows; ++b)
-      for (std::int64_t j = 0; j < p.cols; ++j)
-        grm[a * p.rows + b] += x[a * p.cols + j] * x[b * p.cols + j];
-  std::vector<double> values, vectors;
-  kcla::symmetric_eigen_descending(p.rows, grm, values, vectors);
-  kcla::GenotypeOperator<double, memory> op(g, missing, t.transform);
+  const auto f = pca_fixture(p);
+  kcla::GenotypeOperator<double, memory> op(f.grammar, f.missing, f.transform);
   kcla::PcaOptions options;
   options.components = 8;
   options.oversampling = 2;
@@ -289,14 +293,14 @@ TEST(GenotypePca, BlockKrylovIsExactOnceItsSpaceIsFull) {
     EXPECT_GT(step, last_step);
     last_step = step;
   };
-  const auto pca = kcla::genotype_pca(exec(), op, 1, options);
+  const auto pca = kcla::genotype_pca(exec(), op, f.variants, options);
   EXPECT_EQ(last_step, 7);
   for (std::int64_t j = 0; j < 8; ++j)
-    EXPECT_NEAR(pca.eigenvalues[j], values[j], 1e-9 * values[0]) << "eigenvalue " << j;
+    EXPECT_NEAR(pca.eigenvalues[j], f.values[j], 1e-9 * f.values[0]) << "eigenvalue " << j;
   // Asking for more components than the space holds is an error naming the dimension.
   options.components = 25;
   options.progress = nullptr;
-  EXPECT_THROW(kcla::genotype_pca(exec(), op, 1, options), kcla::InvalidArgument);
+  EXPECT_THROW(kcla::genotype_pca(exec(), op, f.variants, options), kcla::InvalidArgument);
 }
 
 }  // namespace

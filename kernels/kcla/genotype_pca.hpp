@@ -55,6 +55,31 @@ struct PcaResult {
 
 namespace detail {
 
+/// Rayleigh-Ritz: the eigenpairs of the symmetric dim x dim matrix `t` (the operator
+/// projected on an orthonormal basis) give the top k eigenvalues (divided by `variants`)
+/// and the eigenvectors basis x V; basis(i, a) reads the basis' entry of sample i, column a.
+/// Orthonormal basis and V make the eigenvectors orthonormal too.
+template <class Basis>
+PcaResult ritz_pairs(std::int64_t n, std::int64_t k, std::int64_t variants, std::int64_t dim,
+                     const std::vector<double>& t, const Basis& basis) {
+  std::vector<double> values, vectors;
+  symmetric_eigen_descending(dim, t, values, vectors);
+  PcaResult result;
+  result.samples = n;
+  result.components = k;
+  result.eigenvalues.resize(static_cast<std::size_t>(k));
+  for (std::int64_t j = 0; j < k; ++j)
+    result.eigenvalues[j] = values[j] / static_cast<double>(variants);
+  result.eigenvectors.assign(static_cast<std::size_t>(n * k), 0.0);
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t a = 0; a < dim; ++a) {
+      const double q = basis(i, a);
+      for (std::int64_t j = 0; j < k; ++j)
+        result.eigenvectors[i * k + j] += q * vectors[a * dim + j];
+    }
+  return result;
+}
+
 /// Block Krylov with full reorthogonalization and Rayleigh-Ritz on the whole space:
 /// basis blocks Q_0 = orth(X Omega), Q_{t+1} = the part of X X^T Q_t new to the basis;
 /// T = Q^T (X X^T Q) from the images every block's product leaves behind.
@@ -129,22 +154,8 @@ PcaResult genotype_pca_krylov(const ExecutionSpace& exec,
   for (std::int64_t a = 0; a < s; ++a)  // symmetric up to rounding
     for (std::int64_t b = 0; b < a; ++b)
       t[a * s + b] = t[b * s + a] = 0.5 * (t[a * s + b] + t[b * s + a]);
-  std::vector<double> values, vectors;
-  symmetric_eigen_descending(s, t, values, vectors);
-  PcaResult result;
-  result.samples = n;
-  result.components = k;
-  result.eigenvalues.resize(static_cast<std::size_t>(k));
-  for (std::int64_t j = 0; j < k; ++j)
-    result.eigenvalues[j] = values[j] / static_cast<double>(variants);
-  result.eigenvectors.assign(static_cast<std::size_t>(n * k), 0.0);
-  for (std::int64_t a = 0; a < s; ++a) {
-    const auto& q = basis.column(a);
-    for (std::int64_t i = 0; i < n; ++i)
-      for (std::int64_t j = 0; j < k; ++j)
-        result.eigenvectors[i * k + j] += q[i] * vectors[a * s + j];
-  }
-  return result;
+  return ritz_pairs(n, k, variants, s, t,
+                    [&](std::int64_t i, std::int64_t c) { return basis.column(c)[i]; });
 }
 
 }  // namespace detail
@@ -204,23 +215,8 @@ PcaResult genotype_pca(const ExecutionSpace& exec, const GenotypeOperator<Scalar
   }
   for (std::int64_t a = 0; a < l; ++a)
     for (std::int64_t b = 0; b < a; ++b) s[a * l + b] = s[b * l + a];
-  std::vector<double> values, vectors;
-  symmetric_eigen_descending(l, s, values, vectors);
-  PcaResult result;
-  result.samples = n;
-  result.components = k;
-  result.eigenvalues.resize(static_cast<std::size_t>(k));
-  for (std::int64_t j = 0; j < k; ++j)
-    result.eigenvalues[j] = values[j] / static_cast<double>(variants);
-  // U = Q V (first k columns); Q's columns and V's are orthonormal, so U's are too.
-  result.eigenvectors.assign(static_cast<std::size_t>(n * k), 0.0);
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < k; ++j) {
-      double u = 0;
-      for (std::int64_t a = 0; a < l; ++a) u += q[i * l + a] * vectors[a * l + j];
-      result.eigenvectors[i * k + j] = u;
-    }
-  return result;
+  return detail::ritz_pairs(n, k, variants, l, s,
+                            [&](std::int64_t i, std::int64_t c) { return q[i * l + c]; });
 }
 
 /// The exact eigenpairs: the whole GRM X X^T / variants (n x n, built by products with
