@@ -15,8 +15,10 @@ source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
 command -v python3 >/dev/null || fail "python3 is needed (scripts/setup.sh installs it)"
 
 # --- 200 samples (150 founders) x 300 variants, 3% missing calls ------------------------
-python3 - <<'PY'
-import random
+python3 - "$here" <<'PY'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+from plink_fixture import write_bed
 rng = random.Random(20261203)
 n, m = 200, 300
 freq = [rng.choice([0.05, 0.2, 0.4, 0.6, 0.85]) for _ in range(m)]
@@ -34,16 +36,7 @@ with open("panel.bim", "w") as bim:
     for j in range(m):
         position = -9 if j == 10 else 1000 * (j + 1)   # PLINK leaves a negative coordinate out
         bim.write(f"{1 + j // 150}\tv{j}\t0\t{position}\tA\tG\n")
-code = {2: 0, -1: 1, 1: 2, 0: 3}        # counts of the fifth column's allele (ALT)
-with open("panel.bed", "wb") as bed:
-    bed.write(bytes([0x6C, 0x1B, 0x01]))
-    for j in range(m):
-        for first in range(0, n, 4):
-            byte = 0
-            for q in range(4):
-                if first + q < n:
-                    byte |= code[calls[first + q][j]] << (2 * q)
-            bed.write(bytes([byte]))
+write_bed("panel.bed", calls, n, m)
 g = lambda i, j: max(calls[i][j], 0)
 with open("pheno.txt", "w") as f:
     f.write("#FID\tIID\tQ1\tQ2\tCC\n")

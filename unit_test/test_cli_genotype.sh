@@ -12,8 +12,10 @@ source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
 command -v python3 >/dev/null || fail "python3 is needed (scripts/setup.sh installs it)"
 
 # --- a haplotype-like fileset: 150 samples x 240 variants, 3% missing calls ------------
-python3 - <<'PY'
-import random
+python3 - "$here" <<'PY'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+from plink_fixture import write_bed
 rng = random.Random(20261202)
 n, m = 150, 240
 founders = [[rng.choice([0, 0, 0, 1, 2]) for _ in range(m)] for _ in range(5)]
@@ -36,16 +38,7 @@ with open("panel.bim", "w") as bim:
     for j in range(m):
         position = -9 if j == 10 else 1000 * (j + 1)   # PLINK ignores a negative coordinate
         bim.write(f"1\tv{j}\t0\t{position}\tA\tG\n")
-code = {2: 0, -1: 1, 1: 2, 0: 3}       # A1 counts: 00 = two copies of A1
-with open("panel.bed", "wb") as bed:
-    bed.write(bytes([0x6C, 0x1B, 0x01]))
-    for j in range(m):
-        for first in range(0, n, 4):
-            byte = 0
-            for q in range(4):
-                if first + q < n:
-                    byte |= code[calls[first + q][j]] << (2 * q)
-            bed.write(bytes([byte]))
+write_bed("panel.bed", calls, n, m)
 with open("score.txt", "w") as s:
     s.write("ID\tA1\tBETA\tOTHER\n")
     for j in range(m):

@@ -44,15 +44,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#positional[@]} -eq 1 ] || { usage >&2; exit 2; }
-kcla=$(realpath "$kcla")
-base=$(realpath "${positional[0]%.bed}.bed")
-base=${base%.bed}
-if [ -z "$work" ]; then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
-cd "$work"
+# shellcheck source=plink2_compare_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/plink2_compare_lib.sh"
+enter_work_dir "${positional[0]}"
 plink_args=(--bfile "$base" --threads "$threads")
 kcla_opts=()
 [ -n "$pheno" ] && plink_args+=(--pheno "$pheno") && kcla_opts+=(--pheno "$pheno")

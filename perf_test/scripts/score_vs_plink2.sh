@@ -33,16 +33,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#positional[@]} -eq 1 ] || { usage >&2; exit 2; }
-base=${positional[0]%.bed}
-kcla=$(realpath "$kcla")
-base=$(realpath "$base.bed")
-base=${base%.bed}
-if [ -z "$work" ]; then
-  work=$(mktemp -d)
-  trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work"
-cd "$work"
+# shellcheck source=plink2_compare_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/plink2_compare_lib.sh"
+enter_work_dir "${positional[0]}"
 
 python3 - "$base.bim" "$columns" <<'PY'
 import random, sys
