@@ -211,6 +211,19 @@ int run_assoc(int argc, char** argv) {
       data.phenotype_values[i * analysed.size() + p] =
           phenotypes.values[i * phenotypes.width() + analysed[p]];
   data.covariate_values = covariates.values;
+  if (covariates.width() > 0) {  // a covariate file that matches nobody would give only NA
+    std::size_t complete = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      bool all = true;
+      for (std::size_t c = 0; c < covariates.width(); ++c)
+        all = all && !std::isnan(covariates.values[i * covariates.width() + c]);
+      complete += all;
+    }
+    if (complete == 0)
+      throw FormatError(args.get("covar"),
+                        "no sample of the fileset has every covariate (do its FID/IID match "
+                        "the .fam's?)");
+  }
   RepairOptions repair;
   repair.threads = static_cast<int>(args.get_int("threads", 0));
   const auto g = compress(plink.matrix, repair);

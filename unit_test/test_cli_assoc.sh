@@ -117,5 +117,8 @@ has err.txt "twice.txt.*sample 's0' appears twice"
 printf '#FID\tIID\tA\tB\nf0\ts0\t1.5\n' > ragged.txt
 run 1 "$kcla" assoc panel --covar ragged.txt -o bad
 has err.txt "ragged.txt.*has 3 fields, expected 4"
+printf '#FID\tIID\tA\nnobody\tknown\t1.5\n' > strangers.txt
+run 1 "$kcla" assoc panel --covar strangers.txt -o bad
+has err.txt "strangers.txt.*no sample of the fileset has every covariate"
 ls bad.* 2>/dev/null && fail "a failed run left output files"
 echo "PASS"
