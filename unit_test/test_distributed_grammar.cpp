@@ -8,53 +8,22 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
-#include "test_support.hpp"
+#include "mpi_test_support.hpp"
 
 namespace {
 
 using exec = Kokkos::DefaultExecutionSpace;
 using memory = exec::memory_space;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-// The same random seed on every rank (rank 0's).
-std::mt19937_64 shared_rng() {
-  auto gen = kcla::test::rng();
-  std::uint64_t seed = gen();
-  MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return std::mt19937_64(seed);
-}
+using kcla::test::shared_dir;
+using kcla::test::shared_rng;
+using kcla::test::world_rank;
+using kcla::test::world_size;
 
 kcla::CsrMatrix<double> shared_panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols) {
   kcla::SyntheticPanelOptions o;
   o.seed = gen();
   return kcla::synthetic_genotype_panel(rows, cols, o);
-}
-
-// A folder every rank sees (rank 0 makes it).
-std::string shared_dir() {
-  std::string dir;
-  if (world_rank() == 0) {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kcla-mpi-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    dir = pattern;
-  }
-  int n = static_cast<int>(dir.size());
-  MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  dir.resize(static_cast<std::size_t>(n));
-  MPI_Bcast(dir.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return dir;
 }
 
 kcla::BlockGrammar this_ranks_share(const kcla::BlockGrammar& all) {
@@ -139,7 +108,7 @@ TEST(Distributed, ProductsEqualTheSingleProcessResult) {
     check_distributed<kcla::Boolean>(all, Df, B, gen);
     check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
   }
-  EXPECT_EQ(Df.last_transport(), kcla::ReductionTransport::host_staged);
+  EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
 }
 
 TEST(Distributed, RanksCompressAndWriteOneFileThatReadsInOneProcess) {

@@ -18,32 +18,13 @@
 #include <kcla/block_grammar_multiply.hpp>
 #include <kcla/detail/mpi_reduction.hpp>
 #include <kcla/hdf5_block_grammar_mpi.hpp>
+#include <kcla/mpi_transport.hpp>
 
 #include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>
-#endif
 
-#include <cstdlib>
 #include <string>
 
 namespace kcla {
-
-enum class ReductionTransport { host_staged, device_buffers };
-
-inline const char* to_string(ReductionTransport t) {
-  return t == ReductionTransport::device_buffers ? "device buffers (CUDA-aware MPI)"
-                                                 : "host-staged";
-}
-
-/// True when the MPI library says it takes device pointers (Open MPI's extension).
-inline bool mpi_is_cuda_aware() {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  return MPIX_Query_cuda_support() == 1;
-#else
-  return false;
-#endif
-}
 
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class DistributedGrammarMatrix {
@@ -67,14 +48,14 @@ class DistributedGrammarMatrix {
   std::int64_t num_cols() const { return local_.num_cols(); }
   /// This rank's blocks.
   const BlockGrammarMatrix<Scalar, MemorySpace>& local() const { return local_; }
-  ReductionTransport last_transport() const { return transport_; }
-  void set_last_transport(ReductionTransport t) const { transport_ = t; }
+  MpiTransport last_transport() const { return transport_; }
+  void set_last_transport(MpiTransport t) const { transport_ = t; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, ranks_ = 1;
   BlockGrammarMatrix<Scalar, MemorySpace> local_;
-  mutable ReductionTransport transport_ = ReductionTransport::host_staged;
+  mutable MpiTransport transport_ = MpiTransport::host_staged;
 };
 
 /// Collective over A.comm(): y = A x with every rank's blocks. Synchronous (the allreduce
@@ -95,17 +76,15 @@ void multiply(const ExecutionSpace& exec, const DistributedGrammarMatrix<Scalar,
   const MPI_Op op = detail::MpiReduction<semiring>::op();
   constexpr bool host_memory =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename YView::memory_space>::accessible;
-  const char* device_env = std::getenv("KCLA_MPI_DEVICE_BUFFERS");
-  const bool device_ok = !(device_env && std::string(device_env) == "0") && mpi_is_cuda_aware();
+  const bool device_ok = mpi_takes_device_buffers();
   if (host_memory || device_ok) {
     MPI_Allreduce(MPI_IN_PLACE, y.data(), count, type, op, A.comm());
-    A.set_last_transport(host_memory ? ReductionTransport::host_staged
-                                     : ReductionTransport::device_buffers);
+    A.set_last_transport(host_memory ? MpiTransport::host_staged : MpiTransport::device_buffers);
   } else {
     auto staged = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
     MPI_Allreduce(MPI_IN_PLACE, staged.data(), count, type, op, A.comm());
     Kokkos::deep_copy(y, staged);
-    A.set_last_transport(ReductionTransport::host_staged);
+    A.set_last_transport(MpiTransport::host_staged);
   }
 }
 
