@@ -4,11 +4,13 @@
 // every factorisation of the world, ranks without tiles, beta == 0 with a C of NaNs, and
 // the broadcast volume against the SUMMA model. Run under mpirun -np 1..4.
 #include <kcla/distributed_tlr_gemm.hpp>
+#include <kcla/hdf5_tlr.hpp>
 #include <kcla/tlr_compress.hpp>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
@@ -21,7 +23,9 @@ using kcla::Op;
 using kcla::test::exec_space;
 using kcla::test::HostMatrix;
 using kcla::test::memory_space;
+using kcla::test::shared_dir;
 using kcla::test::shared_rng;
+using kcla::test::world_rank;
 using kcla::test::world_size;
 using Dense = kcla::DistributedDenseMatrix<double, memory_space>;
 using DistTlr = kcla::DistributedTlrMatrix<double, memory_space>;
@@ -208,6 +212,72 @@ TEST(DistributedTlr, CompressKernelSplitsTheTilesAndMatchesOneProcess) {
     const HostMatrix got = kcla::test::decompress(kcla::allgather(d));
     EXPECT_LE(kcla::test::relative_error(got, want), 1e-14);
   }
+}
+
+// Factors of two host TLR matrices, element by element.
+void expect_same_factors(const kcla::TlrMatrix<double, Kokkos::HostSpace>& got, const Whole& want) {
+  const auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), want.outer_factors());
+  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), want.inner_factors());
+  ASSERT_TRUE(got.layout().same_structure(want.layout()));
+  for (std::size_t e = 0; e < u.extent(0); ++e) ASSERT_EQ(got.outer_factors()(e), u(e));
+  for (std::size_t e = 0; e < v.extent(0); ++e) ASSERT_EQ(got.inner_factors()(e), v(e));
+}
+
+TEST(DistributedTlr, FileWrittenByOneGridIsReadByEveryGridAndOneProcess) {
+  auto gen = shared_rng();
+  const std::string dir = shared_dir();
+  const std::string path = dir + "/a.h5";
+  const auto grids = all_grids();
+  for (const auto& writer : grids) {
+    const Whole a = random_whole(gen, 61, 45, 8);
+    kcla::write_tlr_hdf5(path, kcla::distribute<double, memory_space>(writer, a));
+    // One process reads the whole file.
+    if (world_rank() == 0)
+      expect_same_factors(kcla::read_tlr_hdf5<double, Kokkos::HostSpace>(path), a);
+    for (const auto& reader : grids) {
+      const auto d = kcla::read_tlr_hdf5<double, memory_space>(reader, path);
+      expect_same_factors(kcla::allgather(d), a);
+      // In fp32: the values rounded, the ranks the same.
+      const auto f = kcla::read_tlr_hdf5<float, memory_space>(reader, path);
+      EXPECT_EQ(f.structure().ranks(), a.layout().ranks());
+      const auto fw = kcla::allgather(f);
+      EXPECT_LE(kcla::test::relative_error(kcla::test::decompress(fw), kcla::test::decompress(a)),
+                1e-6);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  // A file written by one process, read by the grid.
+  const Whole b = random_whole(gen, 30, 50, 8);
+  if (world_rank() == 0) kcla::write_tlr_hdf5(path, b);
+  MPI_Barrier(MPI_COMM_WORLD);
+  expect_same_factors(kcla::allgather(kcla::read_tlr_hdf5<double, memory_space>(
+                          kcla::ProcessGrid(MPI_COMM_WORLD), path)),
+                      b);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
+}
+
+TEST(DistributedTlr, AFailedCollectiveWriteLeavesNoFile) {
+  const std::string dir = shared_dir();
+  const std::string path = dir + "/bad.h5";
+  const kcla::ProcessGrid grid(MPI_COMM_WORLD);
+  // Full-rank tiles; the last tile row is 4 rows high, so rows 4..7 of its U are padding.
+  std::vector<int> ranks{8, 8, 4, 8, 8, 4, 4, 4, 4};
+  const Whole a = kcla::random_tlr<double, memory_space>(exec_space(), 20, 20, 8, ranks, 7);
+  auto d = kcla::distribute<double, memory_space>(grid, a);
+  // The owner of tile (2, 0) puts a nonzero into that padding.
+  if (grid.row() == 2 % grid.rows() && grid.col() == 0) {
+    const auto& l = d.local().layout();
+    const auto at = l.outer_offset(l.tile_rows() - 1, 0) + 5;
+    Kokkos::deep_copy(Kokkos::subview(d.local().outer_factors(), std::make_pair(at, at + 1)), 1.0);
+  }
+  EXPECT_THROW(kcla::write_tlr_hdf5(path, d), kcla::InvalidArgument);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::filesystem::remove_all(dir);
 }
 
 TEST(DistributedTlr, MismatchedOperandsAreRejected) {

@@ -91,6 +91,12 @@ class TlrHdf5Reader {
   /// and ranks (e.g. tlr_layout_for(info().layout, info().value_type, kind)). Reads straight into
   /// the destination when layout and precision are the file's, else through a converted copy.
   void read_factors(const TlrLayout& target, ScalarKind kind, void* outer, void* inner) const;
+  /// Reads only grid rank (p, q)'s tiles of the matrix laid out block-cyclically on a
+  /// P x Q grid (local_tlr_layout) into host memory laid out as `target` (that local layout,
+  /// or tlr_layout_for of it) with elements of `kind`: what a rank of a distributed matrix
+  /// reads, for any grid shape.
+  void read_local_factors(int p, int P, int q, int Q, const TlrLayout& target, ScalarKind kind,
+                          void* outer, void* inner) const;
 
  private:
   struct Impl;

@@ -5,8 +5,8 @@
 #include <kcla/hdf5_block_grammar_mpi.hpp>
 
 #include <cstdio>
-#include <filesystem>
-#include <random>
+
+#include "mpi_collective_file.hpp"
 
 #if KCLA_HAVE_PARALLEL_HDF5
 #include <kcla/detail/hdf5_handle.hpp>
@@ -25,13 +25,6 @@ int size_of(MPI_Comm comm) {
   int s = 1;
   MPI_Comm_size(comm, &s);
   return s;
-}
-
-// The same decision on every rank: true when any rank passes true.
-[[maybe_unused]] bool any_rank(MPI_Comm comm, bool mine) {
-  int in = mine ? 1 : 0, out = 0;
-  MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, comm);
-  return out != 0;
 }
 
 #if KCLA_HAVE_PARALLEL_HDF5
@@ -117,7 +110,7 @@ void write_block_grammar_hdf5(MPI_Comm comm, const std::string& path, const Bloc
     problem = "rank " + std::to_string(rank) + " has another block layout than rank 0";
   const auto sizes =
       all_sizes(comm, problem.empty() ? share_sizes(share, rank) : std::vector<std::int64_t>{});
-  if (any_rank(comm, !problem.empty())) {
+  if (detail::any_rank(comm, !problem.empty())) {
     throw InvalidArgument(path + ": " +
                           (problem.empty() ? "another rank's share is invalid" : problem));
   }
@@ -132,21 +125,7 @@ void write_block_grammar_hdf5(MPI_Comm comm, const std::string& path, const Bloc
   for (std::int64_t b = 0; b < layout.num_blocks(); ++b)
     if (!block[b]) throw InvalidArgument(path + ": no rank holds block " + std::to_string(b));
 
-  // Rank 0 picks the temporary name next to the target.
-  std::string temp;
-  if (rank == 0) {
-    namespace fs = std::filesystem;
-    const fs::path target(path);
-    const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::random_device rd;
-    temp =
-        (folder / ("." + target.filename().string() + ".tmp.mpi." + std::to_string(rd() % 1000000)))
-            .string();
-  }
-  int temp_length = static_cast<int>(temp.size());
-  MPI_Bcast(&temp_length, 1, MPI_INT, 0, comm);
-  temp.resize(static_cast<std::size_t>(temp_length));
-  MPI_Bcast(temp.data(), temp_length, MPI_CHAR, 0, comm);
+  const std::string temp = detail::collective_temp_path(comm, path);
 
   bool failed = false;
   std::string error;
@@ -156,7 +135,7 @@ void write_block_grammar_hdf5(MPI_Comm comm, const std::string& path, const Bloc
     H5Pset_fapl_mpio(access.get(), comm, MPI_INFO_NULL);
     detail::use_checksummed_metadata(access.get());  // same container as the serial writer
     const hid_t id = H5Fcreate(temp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get());
-    if (any_rank(comm, id < 0)) {
+    if (detail::any_rank(comm, id < 0)) {
       if (id >= 0) H5Fclose(id);
       throw FormatError(path, "cannot create the file (parallel HDF5)");
     }
@@ -219,16 +198,7 @@ void write_block_grammar_hdf5(MPI_Comm comm, const std::string& path, const Bloc
     root.reset();
     // The file closes collectively as `file` leaves this scope.
   }
-  const bool any_failed = any_rank(comm, failed);
-  if (rank == 0) {
-    if (any_failed || std::rename(temp.c_str(), path.c_str()) != 0) {
-      std::remove(temp.c_str());
-      if (!any_failed)
-        failed = true, error = path + ": cannot rename the temporary file into place";
-    }
-  }
-  if (any_rank(comm, failed))
-    throw FormatError(path, error.empty() ? "another rank failed to write its blocks" : error);
+  detail::commit_collective_file(comm, path, temp, failed, error);
 #endif
 }
 

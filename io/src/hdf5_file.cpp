@@ -185,6 +185,42 @@ void Hdf5File::read_dataset_into(hid_t group, const std::string& name, T* out,
 }
 
 template <class T>
+void Hdf5File::read_dataset_ranges(hid_t group, const std::string& name, std::int64_t length,
+                                   const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges,
+                                   T* out) const {
+  const std::int64_t n = dataset_length(group, name);
+  if (n != length)
+    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(length));
+  Hdf5Quiet quiet;
+  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
+  if (!hdf5_type_matches(type.get(), hdf5_native_type<T>()))
+    fail(name, std::string("wrong element type (expected ") +
+                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
+                   std::to_string(sizeof(T)) + " bytes)");
+  if (n > 0 && !fully_stored(set.get(), static_cast<hsize_t>(n), sizeof(T)))
+    fail(name, "data missing (unwritten or unindexed chunks: corrupt or truncated file)");
+  Hdf5Handle file_space(H5Dget_space(set.get()), H5Sclose);
+  H5Sselect_none(file_space.get());
+  std::int64_t total = 0, end = 0;
+  for (const auto& r : ranges) {
+    if (r.second == 0) continue;
+    if (r.first < end || r.second < 0 || r.first + r.second > n)
+      throw InvalidArgument("read_dataset_ranges: ranges must be increasing, disjoint and inside");
+    const hsize_t start = static_cast<hsize_t>(r.first), count = static_cast<hsize_t>(r.second);
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, &start, nullptr, &count, nullptr);
+    total += r.second;
+    end = r.first + r.second;
+  }
+  if (total == 0) return;
+  const hsize_t m = static_cast<hsize_t>(total);
+  Hdf5Handle memory_space(H5Screate_simple(1, &m, nullptr), H5Sclose);
+  if (H5Dread(set.get(), hdf5_native_type<T>(), memory_space.get(), file_space.get(), H5P_DEFAULT,
+              out) < 0)
+    fail(name, "read failed (checksum mismatch or corrupt data)");
+}
+
+template <class T>
 std::vector<T> Hdf5File::read_dataset(hid_t group, const std::string& name,
                                       std::int64_t expected_length) const {
   const std::int64_t n = dataset_length(group, name);
@@ -269,6 +305,9 @@ std::int64_t Hdf5File::read_int_attribute(hid_t object, const std::string& name)
 #define KCLA_HDF5_INSTANTIATE(T)                                                                  \
   template void Hdf5File::write_dataset(hid_t, const std::string&, const T*, std::int64_t) const; \
   template void Hdf5File::read_dataset_into(hid_t, const std::string&, T*, std::int64_t) const;   \
+  template void Hdf5File::read_dataset_ranges(                                                    \
+      hid_t, const std::string&, std::int64_t,                                                    \
+      const std::vector<std::pair<std::int64_t, std::int64_t>>&, T*) const;                       \
   template std::vector<T> Hdf5File::read_dataset(hid_t, const std::string&, std::int64_t) const;
 KCLA_HDF5_INSTANTIATE(double)
 KCLA_HDF5_INSTANTIATE(float)

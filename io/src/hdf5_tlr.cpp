@@ -1,6 +1,7 @@
 #include <kcla/config.hpp>
 #include <kcla/detail/tlr_host_driver.hpp>
 #include <kcla/hdf5_tlr.hpp>
+#include <kcla/tlr_block_cyclic.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -191,6 +192,32 @@ void read_factors_raw(const Hdf5File& file, hid_t group, const std::string& name
   }
 }
 
+using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+void read_ranges_raw(const Hdf5File& file, hid_t group, const std::string& name, ScalarKind kind,
+                     std::int64_t length, const Ranges& ranges, void* out) {
+  switch (kind) {
+    case ScalarKind::f64:
+      file.read_dataset_ranges(group, name, length, ranges, static_cast<double*>(out));
+      break;
+    case ScalarKind::f32:
+      file.read_dataset_ranges(group, name, length, ranges, static_cast<float*>(out));
+      break;
+    default:
+      file.read_dataset_ranges(group, name, length, ranges, static_cast<std::uint16_t*>(out));
+      break;
+  }
+}
+
+/// Appends (offset, count), merged with the previous range when they touch.
+void add_range(Ranges& ranges, std::int64_t offset, std::int64_t count) {
+  if (count == 0) return;
+  if (!ranges.empty() && ranges.back().first + ranges.back().second == offset)
+    ranges.back().second += count;
+  else
+    ranges.emplace_back(offset, count);
+}
+
 /// Checks a factor dataset's element type and length without reading it.
 void check_factor_dataset(const Hdf5File& file, hid_t group, const std::string& name,
                           ScalarKind kind, std::int64_t length) {
@@ -320,6 +347,53 @@ void TlrHdf5Reader::read_factors(const TlrLayout& target, ScalarKind kind, void*
   convert_tlr_factors(layout, file_kind, u.data(), v.data(), target, kind, outer, inner);
 }
 
+void TlrHdf5Reader::read_local_factors(int p, int P, int q, int Q, const TlrLayout& target,
+                                       ScalarKind kind, void* outer, void* inner) const {
+  const auto& file = impl_->file;
+  const hid_t group = impl_->group.get();
+  const TlrLayout& layout = *impl_->info.layout;
+  const ScalarKind file_kind = impl_->info.value_type;
+  if (P < 1 || Q < 1 || p < 0 || p >= P || q < 0 || q >= Q)
+    throw InvalidArgument("TlrHdf5Reader::read_local_factors: grid rank (" + std::to_string(p) +
+                          ", " + std::to_string(q) + ") outside a " + std::to_string(P) + " x " +
+                          std::to_string(Q) + " grid");
+  const auto local = local_tlr_layout(layout, p, P, q, Q);
+  if (!same_tiles(*local, target))
+    throw InvalidArgument("TlrHdf5Reader::read_local_factors: the target layout differs from " +
+                          file.name() + "'s local tiles in shape, tiling or ranks");
+  // Local tiles come in global order in both arrays, so each array is one selection.
+  const std::int64_t ld = layout.leading_dim();
+  Ranges outer_ranges, inner_ranges;
+  for (int i = 0; i < local->tile_rows(); ++i)
+    for (int j = 0; j < local->tile_cols(); ++j)
+      add_range(outer_ranges, layout.outer_offset(p + i * P, q + j * Q),
+                ld * local->stored_rank(i, j));
+  for (int j = 0; j < local->tile_cols(); ++j)
+    for (int i = 0; i < local->tile_rows(); ++i)
+      add_range(inner_ranges, layout.inner_offset(p + i * P, q + j * Q),
+                ld * local->stored_rank(i, j));
+  auto check = [&](const void* data, bool is_outer) {
+    const auto defect = padding_defect(*local, file_kind, data, is_outer);
+    if (!defect.empty()) file.fail(is_outer ? "outer_factors" : "inner_factors", defect);
+  };
+  const bool direct = kind == file_kind && target.same_structure(*local);
+  std::unique_ptr<RawBuffer> u, v;
+  if (!direct) {
+    u = std::make_unique<RawBuffer>(local->outer_size(), file_kind);
+    v = std::make_unique<RawBuffer>(local->inner_size(), file_kind);
+  }
+  void* file_outer = direct ? outer : u->data();
+  void* file_inner = direct ? inner : v->data();
+  read_ranges_raw(file, group, "outer_factors", file_kind, layout.outer_size(), outer_ranges,
+                  file_outer);
+  check(file_outer, true);
+  read_ranges_raw(file, group, "inner_factors", file_kind, layout.inner_size(), inner_ranges,
+                  file_inner);
+  check(file_inner, false);
+  if (!direct)
+    convert_tlr_factors(*local, file_kind, file_outer, file_inner, target, kind, outer, inner);
+}
+
 void write_tlr_hdf5_host(const std::string& path, const TlrLayout& l, ScalarKind kind,
                          const void* outer, const void* inner, ScalarKind file_kind) {
   check_tlr_padding(l, kind, outer, inner);
@@ -387,6 +461,10 @@ const TlrFileInfo& TlrHdf5Reader::info() const {
   throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
 }
 void TlrHdf5Reader::read_factors(const TlrLayout&, ScalarKind, void*, void*) const {
+  throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
+}
+void TlrHdf5Reader::read_local_factors(int, int, int, int, const TlrLayout&, ScalarKind, void*,
+                                       void*) const {
   throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
 }
 void write_tlr_hdf5_host(const std::string& path, const TlrLayout&, ScalarKind, const void*,

@@ -16,7 +16,10 @@
 #include <kcla/block_cyclic.hpp>
 #include <kcla/detail/mpi_transfer.hpp>
 #include <kcla/error.hpp>
+#include <kcla/hdf5_tlr.hpp>
+#include <kcla/hdf5_tlr_mpi.hpp>
 #include <kcla/process_grid.hpp>
+#include <kcla/tlr_block_cyclic.hpp>
 #include <kcla/tlr_compress.hpp>
 #include <kcla/tlr_matrix.hpp>
 
@@ -29,28 +32,6 @@
 
 namespace kcla {
 
-namespace detail {
-
-/// The layout of grid rank (p, q)'s tiles of `global` (same tile size, rank multiple and
-/// leading dimension; only the global last tile row / column can be short, and it is
-/// always its owner's last).
-inline std::shared_ptr<const TlrLayout> local_tlr_layout(const TlrLayout& global, int p, int rows,
-                                                         int q, int cols) {
-  const BlockCyclic rmap(global.num_rows(), global.tile_size(), rows);
-  const BlockCyclic cmap(global.num_cols(), global.tile_size(), cols);
-  const int lr = rmap.local_blocks(p), lc = cmap.local_blocks(q);
-  std::vector<int> ranks(static_cast<std::size_t>(lr) * static_cast<std::size_t>(lc));
-  for (int i = 0; i < lr; ++i)
-    for (int j = 0; j < lc; ++j)
-      ranks[static_cast<std::size_t>(i) * lc + j] =
-          global.rank(rmap.global_block(p, i), cmap.global_block(q, j));
-  return std::make_shared<const TlrLayout>(rmap.local_extent(p), cmap.local_extent(q),
-                                           global.tile_size(), std::move(ranks),
-                                           global.rank_multiple(), global.leading_dim());
-}
-
-}  // namespace detail
-
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class DistributedTlrMatrix {
  public:
@@ -60,13 +41,13 @@ class DistributedTlrMatrix {
 
   DistributedTlrMatrix() = default;
   /// From the global structure (the same on every rank) and this rank's tiles, whose layout
-  /// must be detail::local_tlr_layout(*structure, ...) for this rank.
+  /// must be local_tlr_layout(*structure, ...) for this rank.
   DistributedTlrMatrix(const ProcessGrid& grid, std::shared_ptr<const TlrLayout> structure,
                        local_matrix local)
       : grid_(grid), structure_(std::move(structure)), local_(std::move(local)) {
     if (!structure_) throw InvalidArgument("DistributedTlrMatrix: null structure");
     const auto expected =
-        detail::local_tlr_layout(*structure_, grid.row(), grid.rows(), grid.col(), grid.cols());
+        local_tlr_layout(*structure_, grid.row(), grid.rows(), grid.col(), grid.cols());
     if (!local_.is_allocated() || !local_.layout().same_structure(*expected))
       throw InvalidArgument("DistributedTlrMatrix: rank " + std::to_string(grid.rank()) +
                             "'s tiles do not match its share of the global structure");
@@ -133,7 +114,7 @@ DistributedTlrMatrix<Scalar, MemorySpace> distribute(const ProcessGrid& grid,
                                                      const TlrMatrix<Scalar, WholeSpace>& whole) {
   if (!whole.is_allocated()) throw InvalidArgument("distribute: an empty TlrMatrix");
   const TlrLayout& g = whole.layout();
-  auto local_layout = detail::local_tlr_layout(g, grid.row(), grid.rows(), grid.col(), grid.cols());
+  auto local_layout = local_tlr_layout(g, grid.row(), grid.rows(), grid.col(), grid.cols());
   auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.outer_factors());
   auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), whole.inner_factors());
   const TlrLayout& l = *local_layout;
@@ -198,8 +179,7 @@ TlrMatrix<Scalar, Kokkos::HostSpace> allgather(const DistributedTlrMatrix<Scalar
       recv(static_cast<std::size_t>(grid.size()));
   std::vector<std::shared_ptr<const TlrLayout>> layouts(static_cast<std::size_t>(grid.size()));
   for (int r = 0; r < grid.size(); ++r) {
-    layouts[r] =
-        detail::local_tlr_layout(g, r / grid.cols(), grid.rows(), r % grid.cols(), grid.cols());
+    layouts[r] = local_tlr_layout(g, r / grid.cols(), grid.rows(), r % grid.cols(), grid.cols());
     recv[r].resize(static_cast<std::size_t>(layouts[r]->outer_size() + layouts[r]->inner_size()));
   }
   detail::exchange(grid.comm(), send, recv);
@@ -223,6 +203,39 @@ TlrMatrix<Scalar, Kokkos::HostSpace> allgather(const DistributedTlrMatrix<Scalar
       }
   }
   return whole;
+}
+
+/// Collective: writes the matrix as one ordinary TLR file, every rank its own tiles
+/// (parallel HDF5; hdf5_tlr_mpi.hpp). Any grid shape, or read_tlr_hdf5 in one process,
+/// reads it back.
+template <class Scalar, class MemorySpace>
+void write_tlr_hdf5(const std::string& path, const DistributedTlrMatrix<Scalar, MemorySpace>& a) {
+  const auto u =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.local().outer_factors());
+  const auto v =
+      Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.local().inner_factors());
+  detail::write_tlr_hdf5_grid(a.grid().comm(), path, a.structure(), a.grid().rows(),
+                              a.grid().cols(), TlrScalarTraits<Scalar>::kind, u.data(), v.data());
+}
+
+/// Collective: each rank reads only its tiles of a TLR file (however it was written),
+/// converting the precision as read_tlr_hdf5 does.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+DistributedTlrMatrix<Scalar, MemorySpace> read_tlr_hdf5(const ProcessGrid& grid,
+                                                        const std::string& path) {
+  constexpr ScalarKind kind = TlrScalarTraits<Scalar>::kind;
+  const detail::TlrHdf5Reader reader(path);
+  const auto structure =
+      detail::tlr_layout_for(reader.info().layout, reader.info().value_type, kind);
+  const auto local = local_tlr_layout(*structure, grid.row(), grid.rows(), grid.col(), grid.cols());
+  TlrMatrix<Scalar, MemorySpace> m(local);
+  auto u = Kokkos::create_mirror_view(m.outer_factors());
+  auto v = Kokkos::create_mirror_view(m.inner_factors());
+  reader.read_local_factors(grid.row(), grid.rows(), grid.col(), grid.cols(), *local, kind,
+                            u.data(), v.data());
+  Kokkos::deep_copy(m.outer_factors(), u);
+  Kokkos::deep_copy(m.inner_factors(), v);
+  return DistributedTlrMatrix<Scalar, MemorySpace>(grid, structure, m);
 }
 
 }  // namespace kcla

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kcla::detail {
@@ -131,6 +132,13 @@ class Hdf5File {
   /// checksums checked).
   template <class T>
   void read_dataset_into(hid_t group, const std::string& name, T* out, std::int64_t length) const;
+  /// Reads the ranges (offset, count) of a dataset of exactly `length` elements, one after
+  /// the other into `out` (ranges increasing and disjoint; type, length and the checksums
+  /// of the chunks read are checked).
+  template <class T>
+  void read_dataset_ranges(hid_t group, const std::string& name, std::int64_t length,
+                           const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges,
+                           T* out) const;
   /// Number of elements of a rank-1 dataset, without reading it.
   std::int64_t dataset_length(hid_t group, const std::string& name) const;
 
