@@ -1,5 +1,8 @@
 // kcla tlr compress | gemm | info: tile-low-rank matrices from the command line.
 #include "cli_common.hpp"
+#include "cli_mpi.hpp"
+#include "cli_tlr_grid.hpp"
+#include "cli_tlr_support.hpp"
 
 #include <kcla/dense_matrix_market.hpp>
 #include <kcla/hdf5_tlr.hpp>
@@ -66,6 +69,11 @@ options:
   --check              measure ||A - TLR||_F / ||A||_F of what was stored (done anyway
                        when the matrix has at most 2^22 entries; --no-check skips it)
   -o, --output FILE    the TLR file to write (required; written atomically)
+
+Under mpirun -np N (N > 1) the ranks form a P x Q grid (the most square one, or --grid PxQ),
+tile (i, j) belongs to rank (i mod P, j mod Q), each rank compresses only its own tiles and
+the ranks write the one file together (parallel HDF5); any number of processes reads it.
+  --grid PxQ           the process grid shape (P Q = N)
 )";
 
 const char* kInfoHelp = R"(usage: kcla tlr info FILE.h5
@@ -100,199 +108,14 @@ options:
                        exceeds the precision's tolerance
   -o, --output FILE    write the result C (one product from the initial C) as Matrix
                        Market array
+
+Under mpirun -np N (N > 1) each rank of a P x Q grid reads its tiles of A (and B) and the
+product runs SUMMA-style (panels of A broadcast along grid rows, of B along grid columns);
+B and C are dense 2D block-cyclic in blocks of A's tile size, with the values one process
+would draw. Times are the slowest rank's; the panel bytes received are printed next to the
+SUMMA model. --verify and --output gather C on rank 0.
+  --grid PxQ           the process grid shape (P Q = N)
 )";
-
-// ------------------------------------------------------------------------------------
-// Shared helpers
-
-ScalarKind parse_precision(const std::string& name) {
-  if (name == "fp64") return ScalarKind::f64;
-  if (name == "fp32") return ScalarKind::f32;
-  if (name == "fp16") return ScalarKind::f16;
-  if (name == "bf16") return ScalarKind::bf16;
-  throw UsageError("--precision: fp64, fp32, fp16 or bf16 (not '" + name + "')");
-}
-
-template <class T>
-struct Tag {
-  using type = T;
-};
-
-/// Calls f(Tag<Scalar>) for the scalar type that stores `kind` (fp16: Kokkos' half_t,
-/// which is float on host-only builds).
-template <class F>
-void with_scalar(ScalarKind kind, F&& f) {
-  switch (kind) {
-    case ScalarKind::f64:
-      f(Tag<double>{});
-      break;
-    case ScalarKind::f32:
-      f(Tag<float>{});
-      break;
-    case ScalarKind::f16:
-      f(Tag<Kokkos::Experimental::half_t>{});
-      break;
-    default:
-      f(Tag<bhalf_t>{});
-      break;
-  }
-}
-
-/// "fp16 (as fp32: ...)" when the build stores a precision in a wider type.
-std::string precision_note(ScalarKind wanted, ScalarKind used) {
-  if (wanted == used) return to_string(wanted);
-  return std::string(to_string(wanted)) + " (computed in " + to_string(used) +
-         ": this build has no 16-bit " + to_string(wanted) + " type)";
-}
-
-std::string megabytes(double bytes) {
-  char buffer[64];
-  if (bytes >= 1e9)
-    std::snprintf(buffer, sizeof buffer, "%.2f GB", bytes / 1e9);
-  else if (bytes >= 1e6)
-    std::snprintf(buffer, sizeof buffer, "%.2f MB", bytes / 1e6);
-  else
-    std::snprintf(buffer, sizeof buffer, "%.1f kB", bytes / 1e3);
-  return buffer;
-}
-
-void print_summary(const TlrLayout& l, ScalarKind kind) {
-  const auto& ranks = l.ranks();
-  const auto& stored = l.stored_ranks();
-  const std::size_t tiles = ranks.size();
-  int lo = 0, hi = 0;
-  double mean = 0, stored_mean = 0;
-  std::int64_t zero = 0, full = 0;
-  if (tiles > 0) {
-    lo = *std::min_element(ranks.begin(), ranks.end());
-    hi = *std::max_element(ranks.begin(), ranks.end());
-    mean = std::accumulate(ranks.begin(), ranks.end(), 0.0) / static_cast<double>(tiles);
-    stored_mean = std::accumulate(stored.begin(), stored.end(), 0.0) / static_cast<double>(tiles);
-    for (int i = 0; i < l.tile_rows(); ++i)
-      for (int j = 0; j < l.tile_cols(); ++j) {
-        zero += l.rank(i, j) == 0;
-        full += l.rank(i, j) == std::min(l.tile_height(i), l.tile_width(j));
-      }
-  }
-  const double compressed = static_cast<double>(l.outer_size() + l.inner_size()) *
-                            static_cast<double>(element_bytes(kind));
-  const double dense = static_cast<double>(l.num_rows()) * static_cast<double>(l.num_cols()) *
-                       static_cast<double>(element_bytes(kind));
-  std::printf("shape      %lld x %lld, tiles of %d: %d x %d grid (%zu tiles)\n",
-              static_cast<long long>(l.num_rows()), static_cast<long long>(l.num_cols()),
-              l.tile_size(), l.tile_rows(), l.tile_cols(), tiles);
-  std::printf("precision  %s (%s), rank multiple %d, leading dimension %d\n", to_string(kind),
-              tlr_value_type_name(kind), l.rank_multiple(), l.leading_dim());
-  std::printf(
-      "ranks      min %d, mean %.2f, max %d (stored mean %.2f); %lld rank-0, %lld full-rank "
-      "tiles\n",
-      lo, mean, hi, stored_mean, static_cast<long long>(zero), static_cast<long long>(full));
-  std::printf("bytes      %s compressed vs %s dense (%.2f%%, %.1fx smaller)\n",
-              megabytes(compressed).c_str(), megabytes(dense).c_str(),
-              dense > 0 ? 100.0 * compressed / dense : 0.0,
-              compressed > 0 ? dense / compressed : 0.0);
-}
-
-/// A host TLR matrix in double with exactly the values of `a` (widened).
-template <class Scalar, class MemorySpace>
-TlrMatrix<double, Kokkos::HostSpace> widen_to_host(const TlrMatrix<Scalar, MemorySpace>& a) {
-  const auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.outer_factors());
-  const auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.inner_factors());
-  std::vector<double> du(u.extent(0)), dv(v.extent(0));
-  for (std::size_t e = 0; e < du.size(); ++e)
-    du[e] = static_cast<double>(TlrScalarTraits<Scalar>::widen(u(e)));
-  for (std::size_t e = 0; e < dv.size(); ++e)
-    dv[e] = static_cast<double>(TlrScalarTraits<Scalar>::widen(v(e)));
-  return make_tlr_matrix<double, Kokkos::HostSpace>(a.layout_ptr(), du, dv);
-}
-
-// ------------------------------------------------------------------------------------
-// compress
-
-/// n points uniform in [0, 1]^dim, sorted along a Z-order (Morton) curve.
-PointSet morton_points(std::int64_t n, int dim, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  const int bits = dim == 2 ? 31 : 21;
-  std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n));
-  std::vector<double> coords(static_cast<std::size_t>(n * dim));
-  for (std::int64_t p = 0; p < n; ++p) {
-    std::uint64_t code = 0;
-    std::uint64_t cell[3] = {0, 0, 0};
-    for (int d = 0; d < dim; ++d) {
-      const double x = u(gen);
-      coords[static_cast<std::size_t>(p * dim + d)] = x;
-      cell[d] = std::min<std::uint64_t>(static_cast<std::uint64_t>(x * double(1ULL << bits)),
-                                        (1ULL << bits) - 1);
-    }
-    for (int b = bits - 1; b >= 0; --b)
-      for (int d = 0; d < dim; ++d) code = (code << 1) | ((cell[d] >> b) & 1u);
-    order[static_cast<std::size_t>(p)] = {code, p};
-  }
-  std::sort(order.begin(), order.end());
-  PointSet s;
-  s.dimension = dim;
-  s.coordinates.reserve(coords.size());
-  for (const auto& [code, p] : order)
-    for (int d = 0; d < dim; ++d)
-      s.coordinates.push_back(coords[static_cast<std::size_t>(p * dim + d)]);
-  return s;
-}
-
-KernelType parse_kernel(const std::string& name) {
-  for (KernelType t : {KernelType::exponential, KernelType::matern12, KernelType::matern32,
-                       KernelType::matern52, KernelType::gaussian, KernelType::inverse_distance})
-    if (name == to_string(t)) return t;
-  throw UsageError(
-      "--kernel: exponential, matern12, matern32, matern52, gaussian or "
-      "inverse_distance (not '" +
-      name + "')");
-}
-
-/// The matrix being compressed: a dense one, or a kernel on a point set.
-struct Source {
-  DenseMatrix dense;
-  bool is_kernel = false;
-  PointSet points;
-  CovarianceKernel kernel;
-  std::int64_t rows() const { return is_kernel ? points.size() : dense.rows; }
-  std::int64_t cols() const { return is_kernel ? points.size() : dense.cols; }
-  double operator()(std::int64_t r, std::int64_t c) const {
-    return is_kernel ? kernel(points, r, points, c) : dense(r, c);
-  }
-};
-
-/// ||A - Ã||_F / ||A||_F with Ã the stored matrix (widened to double), tile by tile.
-double compression_error(const Source& src, const TlrMatrix<double, Kokkos::HostSpace>& a) {
-  const auto& l = a.layout();
-  const auto& u = a.outer_factors();
-  const auto& v = a.inner_factors();
-  const std::int64_t ld = l.leading_dim();
-  const int tiles = l.tile_rows() * l.tile_cols();
-  std::vector<double> err(static_cast<std::size_t>(tiles)), norm(static_cast<std::size_t>(tiles));
-  Kokkos::parallel_for(
-      "kcla::cli::tlr_error", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, tiles),
-      [&](const int t) {
-        const int i = t / l.tile_cols(), j = t % l.tile_cols();
-        double e = 0, n = 0;
-        for (int c = 0; c < l.tile_width(j); ++c)
-          for (int r = 0; r < l.tile_height(i); ++r) {
-            double s = 0;
-            for (int q = 0; q < l.stored_rank(i, j); ++q)
-              s += u(l.outer_offset(i, j) + q * ld + r) * v(l.inner_offset(i, j) + q * ld + c);
-            const double x = src(static_cast<std::int64_t>(i) * l.tile_size() + r,
-                                 static_cast<std::int64_t>(j) * l.tile_size() + c);
-            e += (x - s) * (x - s);
-            n += x * x;
-          }
-        err[static_cast<std::size_t>(t)] = e;
-        norm[static_cast<std::size_t>(t)] = n;
-      });
-  Kokkos::DefaultHostExecutionSpace().fence();
-  const double e = std::accumulate(err.begin(), err.end(), 0.0);
-  const double n = std::accumulate(norm.begin(), norm.end(), 0.0);
-  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
-}
 
 int run_tlr_compress(int argc, char** argv) {
   Arguments args(argc, argv, 3, {"relative", "absolute", "check", "no-check", "help"});
@@ -302,7 +125,8 @@ int run_tlr_compress(int argc, char** argv) {
   }
   args.allow_only({"kernel", "points", "dim", "length-scale", "seed", "dense", "tile-size",
                    "tolerance", "relative", "absolute", "max-rank", "precision", "check",
-                   "no-check", "output", "help"});
+                   "no-check", "output", "grid", "help"});
+  if (args.has("grid") && mpi_ranks() < 2) throw UsageError("--grid goes with mpirun -np N, N > 1");
   if (!args.positional().empty())
     throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
   if (args.has("kernel") == args.has("dense"))
@@ -360,6 +184,11 @@ int run_tlr_compress(int argc, char** argv) {
       args.has("check") ||
       (!args.has("no-check") &&
        static_cast<double>(src.rows()) * static_cast<double>(src.cols()) <= double(1 << 22));
+  if (mpi_ranks() > 1) {
+    compress_on_grid(src, description, static_cast<int>(tile), options, kind, output, check,
+                     args.get("grid"));
+    return ok;
+  }
   double seconds = 0, error = -1;
   ScalarKind used = kind;
   with_scalar(kind, [&](auto tag) {
@@ -431,57 +260,6 @@ struct GemmResult {
   double verify_error = -1, tolerance = 0;
   std::string a_desc, b_desc;
 };
-
-/// A rows x cols column-major View whose leading dimension is a multiple of 8 (what
-/// 16-bit products need of dense operands), and the padded allocation behind it.
-template <class Scalar, class MemorySpace>
-struct PaddedMatrix {
-  Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace> full;
-  Kokkos::View<Scalar**, Kokkos::LayoutStride, MemorySpace> view;
-  PaddedMatrix(const std::string& label, std::int64_t rows, std::int64_t cols)
-      : full(label, std::max<std::int64_t>(8, (rows + 7) / 8 * 8), cols),
-        view(Kokkos::subview(full, std::pair<std::int64_t, std::int64_t>(0, rows), Kokkos::ALL())) {
-  }
-};
-
-/// A dense View (any space) as a host matrix in double.
-template <class View>
-DenseMatrix dense_to_host(const View& v) {
-  using scalar = typename View::non_const_value_type;
-  Kokkos::View<scalar**, Kokkos::LayoutLeft, typename View::memory_space> packed(
-      "packed", v.extent(0), v.extent(1));
-  Kokkos::deep_copy(packed, v);
-  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), packed);
-  DenseMatrix d{static_cast<std::int64_t>(v.extent(0)), static_cast<std::int64_t>(v.extent(1)), {}};
-  d.values.resize(static_cast<std::size_t>(d.rows * d.cols));
-  for (std::int64_t c = 0; c < d.cols; ++c)
-    for (std::int64_t r = 0; r < d.rows; ++r)
-      d(r, c) = static_cast<double>(TlrScalarTraits<scalar>::widen(h(r, c)));
-  return d;
-}
-
-template <class Scalar, class MemorySpace>
-DenseMatrix tlr_to_host(const TlrMatrix<Scalar, MemorySpace>& a) {
-  const auto d = widen_to_host(a);
-  return dense_to_host(to_dense(Kokkos::DefaultHostExecutionSpace(), d));
-}
-
-/// Tolerance of the relative Frobenius error of a product in each precision: the storage
-/// precision's own (as the tests use), or 4 u sqrt(k) when larger.
-double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k) {
-  const double sk = std::sqrt(static_cast<double>(std::max<std::int64_t>(1, k)));
-  if (tf32) return std::max(1e-2, 4 * 4.9e-4 * sk);
-  switch (kind) {
-    case ScalarKind::f64:
-      return std::max(1e-12, 4 * 1.1e-16 * sk);
-    case ScalarKind::f32:
-      return std::max(1e-5, 4 * 6e-8 * sk);
-    case ScalarKind::f16:
-      return std::max(1e-2, 4 * 6e-8 * sk);
-    default:
-      return std::max(3e-2, 4 * 6e-8 * sk);
-  }
-}
 
 template <class Scalar, class Exec>
 GemmResult run_gemm(const Arguments& args) {
@@ -625,7 +403,8 @@ int run_tlr_gemm(int argc, char** argv) {
   }
   args.allow_only({"dense-cols", "transa", "transb", "alpha", "beta", "c", "precision", "tf32",
                    "workspace", "rectangles", "backend", "repeat", "seed", "verify", "output",
-                   "help"});
+                   "grid", "help"});
+  if (args.has("grid") && mpi_ranks() < 2) throw UsageError("--grid goes with mpirun -np N, N > 1");
   const auto& files = args.positional();
   if (files.empty() || files.size() > 2)
     throw UsageError("gemm needs A.h5 and optionally B.h5 (see --help)");
@@ -645,6 +424,7 @@ int run_tlr_gemm(int argc, char** argv) {
       args.has("precision") ? parse_precision(args.get("precision")) : info.value_type;
   if (args.has("tf32") && kind != ScalarKind::f32)
     throw UsageError("--tf32 needs fp32 (this product is " + std::string(to_string(kind)) + ")");
+  if (mpi_ranks() > 1) return gemm_on_grid(args, kind, backend);
   GemmResult res;
   ScalarKind used = kind;
   with_scalar(kind, [&](auto tag) {

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # End to end: `kcla tlr compress` (kernel on points, dense Matrix Market; fp64/fp32/bf16),
 # `kcla tlr info`, `kcla tlr gemm --verify` (TLR x dense, TLR x TLR, transposes, alpha and
-# beta, a given C, --output), and the exit codes of usage errors (2) and bad files (1).
+# beta, a given C, --output), and the exit codes of usage errors (2) and bad files (1);
+# when MPIEXEC is given, the same under mpiexec with 2-4 ranks: one file written by the grid
+# (the same factors as one process writes), SUMMA products checked with --verify.
 #
-#   test_cli_tlr.sh KCLA_BINARY WORK_DIR
+#   test_cli_tlr.sh KCLA_BINARY WORK_DIR [MPIEXEC]
 set -u
+mpiexec=${3:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=cli_test_lib.sh
 source "$here/cli_test_lib.sh"  # sets $kcla, $work; cd "$work"
@@ -119,5 +122,38 @@ printf '%%%%MatrixMarket matrix array real general\n3 3\n1.0000000000000\n2.0000
 run 1 "$kcla" tlr compress --dense short.mtx --tile-size 2 -o s.h5
 has err.txt "short.mtx: the file ends after 2 of the 9 values"
 [ ! -e s.h5 ] || fail "a failed compression wrote s.h5"
+
+# --- MPI ranks: one file from the grid, distributed products --------------------------------
+if [ -n "$mpiexec" ]; then
+  export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMP_NUM_THREADS=1 OMP_PROC_BIND=false
+  run 0 "$kcla" tlr gemm a.h5 --dense-cols 5 --seed 4 -o c_single.mtx --repeat 1
+  for np in 2 3 4; do
+    run 0 "$mpiexec" -np $np "$kcla" tlr compress --kernel matern32 --points 300 --dim 2 \
+      --length-scale 0.2 --seed 3 --tile-size 32 --tolerance 1e-7 -o grid$np.h5
+    has out.txt "on $np ranks"
+    has out.txt "shape +300 x 300, tiles of 32: 10 x 10 grid"
+    below out.txt "^error " 1e-6
+    # The same tiles as one process compresses: the same product, bit for bit.
+    run 0 "$kcla" tlr gemm grid$np.h5 --dense-cols 5 --seed 4 -o c_grid$np.mtx --repeat 1
+    cmp -s c_single.mtx c_grid$np.mtx || fail "the file $np ranks wrote gives another product"
+    run 0 "$mpiexec" -np $np "$kcla" tlr gemm grid$np.h5 --verify --repeat 2
+    has out.txt "verify .*OK"
+    has out.txt "summa +10 steps"
+    run 0 "$mpiexec" -np $np "$kcla" tlr gemm a.h5 grid$np.h5 --transa --transb --alpha 0.5 \
+      --beta 2 --verify --repeat 1 --grid 1x$np
+    has out.txt "grid +1 x $np ranks"
+    has out.txt "verify .*OK"
+    run 0 "$mpiexec" -np $np "$kcla" tlr gemm a.h5 --dense-cols 5 --seed 4 -o c_mpi$np.mtx \
+      --repeat 1 --precision fp32 --verify
+    has out.txt "verify .*OK"
+  done
+  run 0 "$mpiexec" -np 2 "$kcla" tlr compress --dense dense.mtx --tile-size 16 --tolerance 1e-9 --absolute -o dm.h5
+  below out.txt "^error " 1e-8
+  run 2 "$mpiexec" -np 2 "$kcla" tlr gemm a.h5 --grid 3x1 --repeat 1
+  has err.txt "needs 3 ranks"
+  run 2 "$kcla" tlr gemm a.h5 --grid 1x1 --repeat 1
+  has err.txt "goes with mpirun"
+fi
 
 echo "kcla tlr: all checks passed"

@@ -192,7 +192,7 @@ TEST(DistributedTlr, BroadcastVolumeMatchesTheSummaModel) {
   }
 }
 
-TEST(DistributedTlr, CompressKernelSplitsTheTilesAndMatchesOneProcess) {
+TEST(DistributedTlr, CompressionSplitsTheTilesAndMatchesOneProcess) {
   // A 30 x 30 grid of points in the unit square: 900 points, tiles of 64 (a short last one).
   kcla::PointSet points{2, {}};
   for (int x = 0; x < 30; ++x)
@@ -211,6 +211,20 @@ TEST(DistributedTlr, CompressKernelSplitsTheTilesAndMatchesOneProcess) {
     const HostMatrix want = kcla::test::decompress(one);
     const HostMatrix got = kcla::test::decompress(kcla::allgather(d));
     EXPECT_LE(kcla::test::relative_error(got, want), 1e-14);
+  }
+  // A dense source every rank holds (here: that kernel matrix, 900 x 700).
+  HostMatrix dense{900, 700, std::vector<double>(900 * 700)};
+  for (std::int64_t c = 0; c < dense.cols; ++c)
+    for (std::int64_t r = 0; r < dense.rows; ++r) dense(r, c) = kernel(points, r, points, c);
+  const auto one_dense = kcla::compress<double, memory_space>(dense.v.data(), dense.rows,
+                                                              dense.cols, dense.rows, 64, options);
+  for (const auto& grid : all_grids()) {
+    const auto d = kcla::compress<double, memory_space>(grid, dense.v.data(), dense.rows,
+                                                        dense.cols, dense.rows, 64, options);
+    ASSERT_EQ(d.structure().ranks(), one_dense.layout().ranks());
+    EXPECT_LE(kcla::test::relative_error(kcla::test::decompress(kcla::allgather(d)),
+                                         kcla::test::decompress(one_dense)),
+              1e-14);
   }
 }
 

@@ -11,12 +11,14 @@
 #include <kcla/detail/mpi_transfer.hpp>
 #include <kcla/error.hpp>
 #include <kcla/process_grid.hpp>
+#include <kcla/tlr_random.hpp>
 #include <kcla/tlr_scalar.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kcla {
@@ -79,6 +81,45 @@ DistributedDenseMatrix<Scalar, MemorySpace> distribute(const ProcessGrid& grid, 
   }
   Kokkos::deep_copy(d.local(), h);
   return d;
+}
+
+namespace detail {
+
+/// Entry (r, c) of a rank's blocks gets the value RandomDense gives global entry (R, C) of
+/// the whole matrix: the same matrix on every grid shape, and in one process.
+template <class View>
+struct RandomBlockCyclic {
+  View v;
+  std::int64_t rows, global_rows;
+  int block, P, Q, p, q;
+  std::uint64_t seed;
+  double amplitude;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    const std::int64_t c = e / rows, r = e - c * rows;
+    const std::int64_t gr = (p + (r / block) * P) * block + r % block;
+    const std::int64_t gc = (q + (c / block) * Q) * block + c % block;
+    using scalar = typename View::non_const_value_type;
+    v(r, c) = TlrScalarTraits<scalar>::narrow(
+        amplitude * uniform_pm1(seed, static_cast<std::uint64_t>(gr + gc * global_rows)));
+  }
+};
+
+}  // namespace detail
+
+/// Uniform random entries in [-amplitude, amplitude): the values fill_random(exec, V, seed)
+/// gives a View of the whole matrix, whatever the grid.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void fill_random(const ExecutionSpace& exec, const DistributedDenseMatrix<Scalar, MemorySpace>& d,
+                 std::uint64_t seed, double amplitude = 1.0) {
+  const auto& v = d.local();
+  const std::int64_t rows = static_cast<std::int64_t>(v.extent(0));
+  const std::int64_t count = rows * static_cast<std::int64_t>(v.extent(1));
+  if (count == 0) return;
+  const ProcessGrid& g = d.grid();
+  detail::parallel_for_large("kcla::distributed_dense::random", exec, count,
+                             detail::RandomBlockCyclic<std::decay_t<decltype(v)>>{
+                                 v, rows, d.num_rows(), d.block_size(), g.rows(), g.cols(), g.row(),
+                                 g.col(), detail::mix64(seed), amplitude});
 }
 
 /// Collective: the whole matrix on every rank, column-major in double (for checks and

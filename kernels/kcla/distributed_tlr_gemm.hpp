@@ -198,15 +198,17 @@ struct Panel<DistributedDenseMatrix<Scalar, MemorySpace>> {
   }
 };
 
-/// C <- beta C on this rank's blocks (beta == 0: zeros, C not read).
+/// C <- beta C on this rank's blocks (beta == 0: zeros, C not read), in double for every
+/// storage precision.
 template <class View>
 struct ScaleLocal {
   View c;
-  typename View::non_const_value_type beta;
+  double beta;
   std::int64_t rows;
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    using traits = TlrScalarTraits<typename View::non_const_value_type>;
     const std::int64_t j = e / rows, i = e - j * rows;
-    c(i, j) = beta == typename View::non_const_value_type(0) ? beta : beta * c(i, j);
+    c(i, j) = traits::narrow(beta == 0 ? 0.0 : beta * static_cast<double>(traits::widen(c(i, j))));
   }
 };
 
@@ -286,10 +288,9 @@ DistributedGemmReport gemm(const ExecutionSpace& exec, Op op_a, const AOperand& 
   const std::int64_t c_cols = static_cast<std::int64_t>(local_c.extent(1));
   if (steps == 0) {
     if (c_rows * c_cols > 0)
-      Kokkos::parallel_for("kcla::distributed_gemm::scale",
-                           Kokkos::RangePolicy<ExecutionSpace>(exec, 0, c_rows * c_cols),
-                           detail::ScaleLocal<std::decay_t<decltype(local_c)>>{
-                               local_c, TlrScalarTraits<Scalar>::narrow(beta), c_rows});
+      detail::parallel_for_large(
+          "kcla::distributed_gemm::scale", exec, c_rows * c_cols,
+          detail::ScaleLocal<std::decay_t<decltype(local_c)>>{local_c, beta, c_rows});
     exec.fence();
     return report;
   }

@@ -25,9 +25,11 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kcla {
@@ -135,6 +137,31 @@ DistributedTlrMatrix<Scalar, MemorySpace> distribute(const ProcessGrid& grid,
       grid, std::move(structure), make_tlr_matrix<Scalar, MemorySpace>(local_layout, outer, inner));
 }
 
+namespace detail {
+
+/// Collective: each rank compresses its own tiles of a rows x cols matrix whose global
+/// tile (i, j) `fill` writes; then the ranks share their tiles' ranks.
+template <class Scalar, class MemorySpace, class T>
+DistributedTlrMatrix<Scalar, MemorySpace> compress_on_grid(const ProcessGrid& grid,
+                                                           std::int64_t rows, std::int64_t cols,
+                                                           int tile_size, const TileFill<T>& fill,
+                                                           const TlrCompressOptions& options) {
+  if (tile_size < 1) throw InvalidArgument("compress: tile size must be positive");
+  const BlockCyclic rmap(rows, tile_size, grid.rows()), cmap(cols, tile_size, grid.cols());
+  const int p = grid.row(), q = grid.col();
+  const TileFill<T> local_fill = [&](int i, int j, T* tile, int ld) {
+    fill(rmap.global_block(p, i), cmap.global_block(q, j), tile, ld);
+  };
+  auto factors =
+      compress_tiles<T>(rmap.local_extent(p), cmap.local_extent(q), tile_size, local_fill, options,
+                        rank_multiple_for<Scalar>(options), tlr_leading_dim_multiple<Scalar>());
+  auto structure = gather_tlr_structure(grid, *factors.layout, rows, cols, tile_size);
+  return DistributedTlrMatrix<Scalar, MemorySpace>(grid, std::move(structure),
+                                                   to_tlr_matrix<Scalar, MemorySpace>(factors));
+}
+
+}  // namespace detail
+
 /// Collective: compresses K_pq = kernel(|rows_p - cols_q|) with each rank compressing only
 /// its own tiles (the work splits over the ranks; no rank ever holds the dense matrix or
 /// another rank's factors). Options as for compress_kernel.
@@ -146,22 +173,38 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress_kernel(
     throw InvalidArgument("compress_kernel: point sets must share a positive dimension");
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
   const std::int64_t m = rows.size(), n = cols.size();
-  const BlockCyclic rmap(m, tile_size, grid.rows()), cmap(n, tile_size, grid.cols());
-  const int p = grid.row(), q = grid.col();
   const detail::TileFill<double> fill = [&](int i, int j, double* tile, int ld) {
-    const std::int64_t r0 = rmap.block_start(rmap.global_block(p, i));
-    const std::int64_t c0 = cmap.block_start(cmap.global_block(q, j));
-    const int h = rmap.block_extent(rmap.global_block(p, i));
-    const int w = cmap.block_extent(cmap.global_block(q, j));
-    for (int c = 0; c < w; ++c)
-      for (int r = 0; r < h; ++r) tile[r + c * ld] = kernel(rows, r0 + r, cols, c0 + c);
+    const std::int64_t r0 = std::int64_t{i} * tile_size, c0 = std::int64_t{j} * tile_size;
+    const std::int64_t h = std::min<std::int64_t>(tile_size, m - r0);
+    const std::int64_t w = std::min<std::int64_t>(tile_size, n - c0);
+    for (std::int64_t c = 0; c < w; ++c)
+      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = kernel(rows, r0 + r, cols, c0 + c);
   };
-  auto factors = detail::compress_tiles<double>(
-      rmap.local_extent(p), cmap.local_extent(q), tile_size, fill, options,
-      detail::rank_multiple_for<Scalar>(options), tlr_leading_dim_multiple<Scalar>());
-  auto structure = detail::gather_tlr_structure(grid, *factors.layout, m, n, tile_size);
-  return DistributedTlrMatrix<Scalar, MemorySpace>(
-      grid, std::move(structure), detail::to_tlr_matrix<Scalar, MemorySpace>(factors));
+  return detail::compress_on_grid<Scalar, MemorySpace, double>(grid, m, n, tile_size, fill,
+                                                               options);
+}
+
+/// Collective: compresses the column-major host matrix `a` (rows x cols, leading dimension
+/// lda), which every rank holds, each rank only its own tiles (Source float or double).
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space,
+          class Source>
+DistributedTlrMatrix<Scalar, MemorySpace> compress(const ProcessGrid& grid, const Source* a,
+                                                   std::int64_t rows, std::int64_t cols,
+                                                   std::int64_t lda, int tile_size,
+                                                   const TlrCompressOptions& options = {}) {
+  static_assert(std::is_same<Source, double>::value || std::is_same<Source, float>::value,
+                "compress: the dense source must be float or double");
+  if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
+    throw InvalidArgument("compress: bad dimensions or leading dimension");
+  const detail::TileFill<Source> fill = [=](int i, int j, Source* tile, int ld) {
+    const std::int64_t r0 = std::int64_t{i} * tile_size, c0 = std::int64_t{j} * tile_size;
+    const std::int64_t h = std::min<std::int64_t>(tile_size, rows - r0);
+    const std::int64_t w = std::min<std::int64_t>(tile_size, cols - c0);
+    for (std::int64_t c = 0; c < w; ++c)
+      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = a[(r0 + r) + (c0 + c) * lda];
+  };
+  return detail::compress_on_grid<Scalar, MemorySpace, Source>(grid, rows, cols, tile_size, fill,
+                                                               options);
 }
 
 /// Collective: the whole matrix on every rank, in host memory (for checks, and for writing

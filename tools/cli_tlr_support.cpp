@@ -1,0 +1,162 @@
+#include "cli_tlr_support.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+namespace kcla::cli {
+
+ScalarKind parse_precision(const std::string& name) {
+  if (name == "fp64") return ScalarKind::f64;
+  if (name == "fp32") return ScalarKind::f32;
+  if (name == "fp16") return ScalarKind::f16;
+  if (name == "bf16") return ScalarKind::bf16;
+  throw UsageError("--precision: fp64, fp32, fp16 or bf16 (not '" + name + "')");
+}
+
+/// "fp16 (as fp32: ...)" when the build stores a precision in a wider type.
+std::string precision_note(ScalarKind wanted, ScalarKind used) {
+  if (wanted == used) return to_string(wanted);
+  return std::string(to_string(wanted)) + " (computed in " + to_string(used) +
+         ": this build has no 16-bit " + to_string(wanted) + " type)";
+}
+
+std::string megabytes(double bytes) {
+  char buffer[64];
+  if (bytes >= 1e9)
+    std::snprintf(buffer, sizeof buffer, "%.2f GB", bytes / 1e9);
+  else if (bytes >= 1e6)
+    std::snprintf(buffer, sizeof buffer, "%.2f MB", bytes / 1e6);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.1f kB", bytes / 1e3);
+  return buffer;
+}
+
+void print_summary(const TlrLayout& l, ScalarKind kind) {
+  const auto& ranks = l.ranks();
+  const auto& stored = l.stored_ranks();
+  const std::size_t tiles = ranks.size();
+  int lo = 0, hi = 0;
+  double mean = 0, stored_mean = 0;
+  std::int64_t zero = 0, full = 0;
+  if (tiles > 0) {
+    lo = *std::min_element(ranks.begin(), ranks.end());
+    hi = *std::max_element(ranks.begin(), ranks.end());
+    mean = std::accumulate(ranks.begin(), ranks.end(), 0.0) / static_cast<double>(tiles);
+    stored_mean = std::accumulate(stored.begin(), stored.end(), 0.0) / static_cast<double>(tiles);
+    for (int i = 0; i < l.tile_rows(); ++i)
+      for (int j = 0; j < l.tile_cols(); ++j) {
+        zero += l.rank(i, j) == 0;
+        full += l.rank(i, j) == std::min(l.tile_height(i), l.tile_width(j));
+      }
+  }
+  const double compressed = static_cast<double>(l.outer_size() + l.inner_size()) *
+                            static_cast<double>(element_bytes(kind));
+  const double dense = static_cast<double>(l.num_rows()) * static_cast<double>(l.num_cols()) *
+                       static_cast<double>(element_bytes(kind));
+  std::printf("shape      %lld x %lld, tiles of %d: %d x %d grid (%zu tiles)\n",
+              static_cast<long long>(l.num_rows()), static_cast<long long>(l.num_cols()),
+              l.tile_size(), l.tile_rows(), l.tile_cols(), tiles);
+  std::printf("precision  %s (%s), rank multiple %d, leading dimension %d\n", to_string(kind),
+              tlr_value_type_name(kind), l.rank_multiple(), l.leading_dim());
+  std::printf(
+      "ranks      min %d, mean %.2f, max %d (stored mean %.2f); %lld rank-0, %lld full-rank "
+      "tiles\n",
+      lo, mean, hi, stored_mean, static_cast<long long>(zero), static_cast<long long>(full));
+  std::printf("bytes      %s compressed vs %s dense (%.2f%%, %.1fx smaller)\n",
+              megabytes(compressed).c_str(), megabytes(dense).c_str(),
+              dense > 0 ? 100.0 * compressed / dense : 0.0,
+              compressed > 0 ? dense / compressed : 0.0);
+}
+
+/// n points uniform in [0, 1]^dim, sorted along a Z-order (Morton) curve.
+PointSet morton_points(std::int64_t n, int dim, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int bits = dim == 2 ? 31 : 21;
+  std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n));
+  std::vector<double> coords(static_cast<std::size_t>(n * dim));
+  for (std::int64_t p = 0; p < n; ++p) {
+    std::uint64_t code = 0;
+    std::uint64_t cell[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d) {
+      const double x = u(gen);
+      coords[static_cast<std::size_t>(p * dim + d)] = x;
+      cell[d] = std::min<std::uint64_t>(static_cast<std::uint64_t>(x * double(1ULL << bits)),
+                                        (1ULL << bits) - 1);
+    }
+    for (int b = bits - 1; b >= 0; --b)
+      for (int d = 0; d < dim; ++d) code = (code << 1) | ((cell[d] >> b) & 1u);
+    order[static_cast<std::size_t>(p)] = {code, p};
+  }
+  std::sort(order.begin(), order.end());
+  PointSet s;
+  s.dimension = dim;
+  s.coordinates.reserve(coords.size());
+  for (const auto& [code, p] : order)
+    for (int d = 0; d < dim; ++d)
+      s.coordinates.push_back(coords[static_cast<std::size_t>(p * dim + d)]);
+  return s;
+}
+
+KernelType parse_kernel(const std::string& name) {
+  for (KernelType t : {KernelType::exponential, KernelType::matern12, KernelType::matern32,
+                       KernelType::matern52, KernelType::gaussian, KernelType::inverse_distance})
+    if (name == to_string(t)) return t;
+  throw UsageError(
+      "--kernel: exponential, matern12, matern32, matern52, gaussian or "
+      "inverse_distance (not '" +
+      name + "')");
+}
+
+/// ||A - Ã||_F / ||A||_F with Ã the stored matrix (widened to double), tile by tile.
+double compression_error(const Source& src, const TlrMatrix<double, Kokkos::HostSpace>& a) {
+  const auto& l = a.layout();
+  const auto& u = a.outer_factors();
+  const auto& v = a.inner_factors();
+  const std::int64_t ld = l.leading_dim();
+  const int tiles = l.tile_rows() * l.tile_cols();
+  std::vector<double> err(static_cast<std::size_t>(tiles)), norm(static_cast<std::size_t>(tiles));
+  Kokkos::parallel_for(
+      "kcla::cli::tlr_error", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, tiles),
+      [&](const int t) {
+        const int i = t / l.tile_cols(), j = t % l.tile_cols();
+        double e = 0, n = 0;
+        for (int c = 0; c < l.tile_width(j); ++c)
+          for (int r = 0; r < l.tile_height(i); ++r) {
+            double s = 0;
+            for (int q = 0; q < l.stored_rank(i, j); ++q)
+              s += u(l.outer_offset(i, j) + q * ld + r) * v(l.inner_offset(i, j) + q * ld + c);
+            const double x = src(static_cast<std::int64_t>(i) * l.tile_size() + r,
+                                 static_cast<std::int64_t>(j) * l.tile_size() + c);
+            e += (x - s) * (x - s);
+            n += x * x;
+          }
+        err[static_cast<std::size_t>(t)] = e;
+        norm[static_cast<std::size_t>(t)] = n;
+      });
+  Kokkos::DefaultHostExecutionSpace().fence();
+  const double e = std::accumulate(err.begin(), err.end(), 0.0);
+  const double n = std::accumulate(norm.begin(), norm.end(), 0.0);
+  return n > 0 ? std::sqrt(e / n) : std::sqrt(e);
+}
+
+/// Tolerance of the relative Frobenius error of a product in each precision: the storage
+/// precision's own (as the tests use), or 4 u sqrt(k) when larger.
+double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k) {
+  const double sk = std::sqrt(static_cast<double>(std::max<std::int64_t>(1, k)));
+  if (tf32) return std::max(1e-2, 4 * 4.9e-4 * sk);
+  switch (kind) {
+    case ScalarKind::f64:
+      return std::max(1e-12, 4 * 1.1e-16 * sk);
+    case ScalarKind::f32:
+      return std::max(1e-5, 4 * 6e-8 * sk);
+    case ScalarKind::f16:
+      return std::max(1e-2, 4 * 6e-8 * sk);
+    default:
+      return std::max(3e-2, 4 * 6e-8 * sk);
+  }
+}
+
+}  // namespace kcla::cli
