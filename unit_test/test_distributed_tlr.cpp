@@ -294,6 +294,34 @@ TEST(DistributedTlr, AFailedCollectiveWriteLeavesNoFile) {
   if (world_rank() == 0) std::filesystem::remove_all(dir);
 }
 
+TEST(DistributedTlr, APlanServesNewValuesOfTheSameStructure) {
+  auto gen = shared_rng();
+  for (const auto& grid : all_grids()) {
+    const auto ranks = kcla::test::random_ranks(gen, 50, 34, 8);
+    const Whole a1 = kcla::random_tlr<double, memory_space>(exec_space(), 50, 34, 8, ranks, gen());
+    const Whole a2 = kcla::random_tlr<double, memory_space>(exec_space(), 50, 34, 8, ranks, gen());
+    const HostMatrix b = random_host(gen, 50, 9);
+    const auto d1 = kcla::distribute<double, memory_space>(grid, a1);
+    const auto d2 = kcla::distribute<double, memory_space>(grid, a2);
+    const Dense db = to_distributed(grid, b, 8);
+    Dense c(grid, 34, 9, 8);
+    const auto plan = kcla::analyze(Op::T, d1, Op::N, db, c);
+    EXPECT_EQ(plan.steps(), 7);
+    for (const Whole* a : {&a1, &a2, &a1}) {
+      const auto& d = a == &a2 ? d2 : d1;
+      kcla::gemm(exec_space(), plan, d, db, 1.0, 0.0, c);
+      Kokkos::View<double**, Kokkos::LayoutLeft, memory_space> want("want", 34, 9);
+      kcla::gemm(exec_space(), Op::T, *a, Op::N, to_view(b), 1.0, 0.0, want);
+      EXPECT_LE(relative_difference(kcla::allgather(c), kcla::test::to_host(want).v), 1e-12);
+    }
+    // Another structure is refused.
+    const Whole other = random_whole(gen, 50, 34, 8);
+    EXPECT_THROW(kcla::gemm(exec_space(), plan, kcla::distribute<double, memory_space>(grid, other),
+                            db, 1.0, 0.0, c),
+                 kcla::InvalidArgument);
+  }
+}
+
 TEST(DistributedTlr, MismatchedOperandsAreRejected) {
   auto gen = shared_rng();
   const kcla::ProcessGrid grid(MPI_COMM_WORLD);

@@ -6,8 +6,9 @@
 // op = T first lays the operand out transposed on the grid (one exchange; detail/
 // distributed_transpose.hpp). A and B may each be TLR or dense; at least one is TLR.
 //
-//   kcla::ProcessGrid grid(MPI_COMM_WORLD);
-//   auto report = kcla::gemm(exec, kcla::Op::N, A, kcla::Op::T, B, 1.0, 0.0, C);  // collective
+//   auto plan = kcla::analyze(kcla::Op::N, A, kcla::Op::T, B, C);   // collective, once
+//   auto report = kcla::gemm(exec, plan, A, B, 1.0, 0.0, C);       // collective, many times
+//   kcla::gemm(exec, kcla::Op::N, A, kcla::Op::T, B, 1.0, 0.0, C);  // one-off
 //
 // Panels travel from device memory when MPI takes device buffers (mpi_transport.hpp),
 // else through host memory; report.transport says which.
@@ -18,6 +19,7 @@
 #if KCLA_HAVE_MPI
 #include <kcla/detail/distributed_transpose.hpp>
 #include <kcla/detail/mpi_transfer.hpp>
+#include <kcla/detail/summa_panel.hpp>
 #include <kcla/distributed_dense_matrix.hpp>
 #include <kcla/distributed_tlr_matrix.hpp>
 #include <kcla/mpi_transport.hpp>
@@ -46,197 +48,59 @@ struct DistributedGemmReport {
   MpiTransport transport = MpiTransport::host_staged;
 };
 
-namespace detail {
+/// A planned distributed product: every step's panel layouts, single-process plans and
+/// operands over the plan's two panel buffers, made once for operands of this structure
+/// (grid, shapes, tile ranks). One product at a time per plan (the buffers are its own);
+/// copies share them.
+template <class AOperand, class BOperand>
+class DistributedTlrGemmPlan {
+ public:
+  using a_traits = detail::DistributedOperandTraits<AOperand>;
+  using b_traits = detail::DistributedOperandTraits<BOperand>;
+  using scalar = typename a_traits::value_type;
+  using memory_space = typename a_traits::memory_space;
+  using a_panel = detail::Panel<AOperand>;
+  using b_panel = detail::Panel<BOperand>;
+  using a_view =
+      decltype(std::declval<a_panel>().view(std::declval<Kokkos::View<scalar*, memory_space>>()));
+  using b_view =
+      decltype(std::declval<b_panel>().view(std::declval<Kokkos::View<scalar*, memory_space>>()));
 
-template <class T>
-struct DistributedOperandTraits {
-  static constexpr bool valid = false;
-};
-template <class Scalar, class MemorySpace>
-struct DistributedOperandTraits<DistributedTlrMatrix<Scalar, MemorySpace>> {
-  static constexpr bool valid = true, is_tlr = true;
-  using value_type = Scalar;
-  using memory_space = MemorySpace;
-};
-template <class Scalar, class MemorySpace>
-struct DistributedOperandTraits<DistributedDenseMatrix<Scalar, MemorySpace>> {
-  static constexpr bool valid = true, is_tlr = false;
-  using value_type = Scalar;
-  using memory_space = MemorySpace;
-};
+  /// What gemm() reads (internal).
+  struct State {
+    Op op_a = Op::N, op_b = Op::N;
+    detail::DistributedShape a_in, b_in, a, b;  // as given; after op
+    std::int64_t c_rows = 0, c_cols = 0;
+    int steps = 0;
+    double model_bytes = 0;
+    bool staged = false;  // panels through host buffers
+    std::vector<a_panel> a_panels;
+    std::vector<b_panel> b_panels;
+    std::vector<a_view> a_views;  // step k's operands over slot k % 2
+    std::vector<b_view> b_views;
+    std::vector<TlrGemmPlan> plans;  // empty when this rank holds no block of C
+    detail::PanelSlot<scalar, memory_space> slots[2];
+  };
 
-template <class Scalar, class MemorySpace>
-int distributed_block(const DistributedTlrMatrix<Scalar, MemorySpace>& x) {
-  return x.tile_size();
-}
-template <class Scalar, class MemorySpace>
-int distributed_block(const DistributedDenseMatrix<Scalar, MemorySpace>& x) {
-  return x.block_size();
-}
-
-template <class Scalar, class MemorySpace>
-std::int64_t global_bytes(const DistributedTlrMatrix<Scalar, MemorySpace>& x) {
-  return static_cast<std::int64_t>(x.global_bytes());
-}
-template <class Scalar, class MemorySpace>
-std::int64_t global_bytes(const DistributedDenseMatrix<Scalar, MemorySpace>& x) {
-  return x.num_rows() * x.num_cols() * static_cast<std::int64_t>(sizeof(Scalar));
-}
-
-/// The panel of one SUMMA step, as the single-process product takes it: for A, this grid
-/// row's tiles of tile column k (local rows x width k); for B, this grid column's tiles of
-/// tile row k (width k x local columns). Sizes come from the global structure, so every
-/// rank of a broadcast agrees on them; the root packs from its local matrix.
-template <class Operand>
-struct Panel;
-
-template <class Scalar, class MemorySpace>
-struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
-  using operand = DistributedTlrMatrix<Scalar, MemorySpace>;
-  using factor_view = typename TlrMatrix<Scalar, MemorySpace>::factor_view;
-  std::shared_ptr<const TlrLayout> layout;
-
-  // A side: tile column k over this grid row's tile rows.
-  static Panel column(const operand& x, int k) {
-    const BlockCyclic rmap = x.row_map();
-    const int p = x.grid().row(), lr = rmap.local_blocks(p);
-    std::vector<int> ranks(static_cast<std::size_t>(lr));
-    for (int i = 0; i < lr; ++i) ranks[i] = x.structure().rank(rmap.global_block(p, i), k);
-    return {std::make_shared<const TlrLayout>(
-        rmap.local_extent(p), x.structure().tile_width(k), x.tile_size(), std::move(ranks),
-        x.structure().rank_multiple(), x.structure().leading_dim())};
-  }
-  // B side: tile row k over this grid column's tile columns.
-  static Panel row(const operand& x, int k) {
-    const BlockCyclic cmap = x.col_map();
-    const int q = x.grid().col(), lc = cmap.local_blocks(q);
-    std::vector<int> ranks(static_cast<std::size_t>(lc));
-    for (int j = 0; j < lc; ++j) ranks[j] = x.structure().rank(k, cmap.global_block(q, j));
-    return {std::make_shared<const TlrLayout>(
-        x.structure().tile_height(k), cmap.local_extent(q), x.tile_size(), std::move(ranks),
-        x.structure().rank_multiple(), x.structure().leading_dim())};
-  }
-  std::int64_t size() const { return layout->outer_size() + layout->inner_size(); }
-
-  /// Root of a column panel: U of each local tile (i, kk), then the local inner panel kk.
-  template <class Exec>
-  void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
-    const TlrLayout& l = a.layout();
-    const std::int64_t ld = l.leading_dim();
-    for (int i = 0; i < l.tile_rows(); ++i)
-      copy(exec, buf, layout->outer_offset(i, 0), a.outer_factors(), l.outer_offset(i, kk),
-           ld * l.stored_rank(i, kk));
-    copy(exec, buf, layout->outer_size(), a.inner_factors(), l.inner_offset(0, kk),
-         ld * l.inner_width(kk));
-  }
-  /// Root of a row panel: the local outer panel kk, then V of each local tile (kk, j).
-  template <class Exec>
-  void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
-    const TlrLayout& l = a.layout();
-    const std::int64_t ld = l.leading_dim();
-    copy(exec, buf, 0, a.outer_factors(), l.outer_offset(kk, 0), ld * l.outer_width(kk));
-    for (int j = 0; j < l.tile_cols(); ++j)
-      copy(exec, buf, layout->outer_size() + layout->inner_offset(0, j), a.inner_factors(),
-           l.inner_offset(kk, j), ld * l.stored_rank(kk, j));
-  }
-  TlrMatrix<Scalar, MemorySpace> view(const factor_view& buf) const {
-    const std::int64_t no = layout->outer_size(), ni = layout->inner_size();
-    return TlrMatrix<Scalar, MemorySpace>(layout, factor_view(buf.data(), no),
-                                          factor_view(buf.data() + no, ni));
-  }
+  DistributedTlrGemmPlan() = default;
+  explicit DistributedTlrGemmPlan(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  bool valid() const { return state_ != nullptr; }
+  int steps() const { return state_->steps; }
+  /// The SUMMA model's bytes received by an average rank (DistributedGemmReport).
+  double model_bytes() const { return state_->model_bytes; }
+  State& state() const { return *state_; }
 
  private:
-  template <class Exec>
-  static void copy(const Exec& exec, const factor_view& dst, std::int64_t at,
-                   const factor_view& src, std::int64_t from, std::int64_t n) {
-    if (n == 0) return;
-    using range = std::pair<std::int64_t, std::int64_t>;
-    Kokkos::deep_copy(exec, Kokkos::subview(dst, range(at, at + n)),
-                      Kokkos::subview(src, range(from, from + n)));
-  }
+  std::shared_ptr<State> state_;
 };
 
-template <class Scalar, class MemorySpace>
-struct Panel<DistributedDenseMatrix<Scalar, MemorySpace>> {
-  using operand = DistributedDenseMatrix<Scalar, MemorySpace>;
-  using factor_view = Kokkos::View<Scalar*, MemorySpace>;
-  using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace>;
-  std::int64_t rows = 0, cols = 0;
-
-  static Panel column(const operand& x, int k) {
-    return {x.row_map().local_extent(x.grid().row()), x.col_map().block_extent(k)};
-  }
-  static Panel row(const operand& x, int k) {
-    return {x.row_map().block_extent(k), x.col_map().local_extent(x.grid().col())};
-  }
-  std::int64_t size() const { return rows * cols; }
-
-  template <class Exec>
-  void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    pack(exec, x.local(), std::pair<std::int64_t, std::int64_t>(0, rows),
-         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
-                                               std::int64_t{kk} * x.block_size() + cols),
-         buf);
-  }
-  template <class Exec>
-  void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    pack(exec, x.local(),
-         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
-                                               std::int64_t{kk} * x.block_size() + rows),
-         std::pair<std::int64_t, std::int64_t>(0, cols), buf);
-  }
-  dense_view view(const factor_view& buf) const { return dense_view(buf.data(), rows, cols); }
-
- private:
-  template <class Exec, class Range>
-  void pack(const Exec& exec, const dense_view& local, Range r, Range c,
-            const factor_view& buf) const {
-    if (rows == 0 || cols == 0) return;
-    Kokkos::deep_copy(exec, view(buf), Kokkos::subview(local, r, c));
-  }
-};
-
-/// C <- beta C on this rank's blocks (beta == 0: zeros, C not read), in double for every
-/// storage precision.
-template <class View>
-struct ScaleLocal {
-  View c;
-  double beta;
-  std::int64_t rows;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-    using traits = TlrScalarTraits<typename View::non_const_value_type>;
-    const std::int64_t j = e / rows, i = e - j * rows;
-    c(i, j) = traits::narrow(beta == 0 ? 0.0 : beta * static_cast<double>(traits::widen(c(i, j))));
-  }
-};
-
-/// Panel buffers of one step: device buffers, and host copies when staged.
-template <class Scalar, class MemorySpace>
-struct PanelSlot {
-  Kokkos::View<Scalar*, MemorySpace> a, b;
-  Kokkos::View<Scalar*, Kokkos::HostSpace> a_host, b_host;
-  std::vector<MPI_Request> requests;
-};
-
-template <class X>
-void check_grid(const X& x, const ProcessGrid& grid, const char* what) {
-  if (!x.grid().same_as(grid))
-    throw InvalidArgument(std::string("distributed gemm: ") + what +
-                          " lives on a different process grid from C");
-}
-
-}  // namespace detail
-
-/// Collective over C's grid: C <- alpha op(A) op(B) + beta C (C is not read when beta ==
-/// 0). A, B: DistributedTlrMatrix or DistributedDenseMatrix (at least one TLR), on the
-/// same grid and with the same tile / block size as C. Returns when C is complete.
-template <class ExecutionSpace, class AOperand, class BOperand, class Scalar, class MemorySpace>
-DistributedGemmReport gemm(const ExecutionSpace& exec, Op op_a, const AOperand& a_in, Op op_b,
-                           const BOperand& b_in, double alpha, double beta,
-                           const DistributedDenseMatrix<Scalar, MemorySpace>& c,
-                           const TlrGemmOptions& options = {}) {
+/// Collective over C's grid: plans C <- alpha op(A) op(B) + beta C (see gemm). A, B:
+/// DistributedTlrMatrix or DistributedDenseMatrix (at least one TLR), on C's grid, with
+/// C's tile / block size.
+template <class AOperand, class BOperand, class Scalar, class MemorySpace>
+DistributedTlrGemmPlan<AOperand, BOperand> analyze(
+    Op op_a, const AOperand& a, Op op_b, const BOperand& b,
+    const DistributedDenseMatrix<Scalar, MemorySpace>& c, const TlrGemmOptions& options = {}) {
   using a_traits = detail::DistributedOperandTraits<AOperand>;
   using b_traits = detail::DistributedOperandTraits<BOperand>;
   static_assert(a_traits::valid && b_traits::valid,
@@ -250,123 +114,166 @@ DistributedGemmReport gemm(const ExecutionSpace& exec, Op op_a, const AOperand& 
   static_assert(std::is_same<typename a_traits::memory_space, MemorySpace>::value &&
                     std::is_same<typename b_traits::memory_space, MemorySpace>::value,
                 "distributed gemm: A, B and C must live in the same memory space");
+  using plan_type = DistributedTlrGemmPlan<AOperand, BOperand>;
+  auto s = std::make_shared<typename plan_type::State>();
   const ProcessGrid& grid = c.grid();
-  detail::check_grid(a_in, grid, "A");
-  detail::check_grid(b_in, grid, "B");
+  s->op_a = op_a;
+  s->op_b = op_b;
+  s->a_in = detail::shape_of(a);
+  s->b_in = detail::shape_of(b);
+  for (const auto* x : {&s->a_in, &s->b_in})
+    if (!x->grid.same_as(grid))
+      throw InvalidArgument(std::string("distributed gemm: ") + (x == &s->a_in ? "A" : "B") +
+                            " lives on a different process grid from C");
   const int block = c.block_size();
-  if (detail::distributed_block(a_in) != block || detail::distributed_block(b_in) != block)
+  if (s->a_in.block != block || s->b_in.block != block)
     throw InvalidArgument("distributed gemm: A, B and C must share one tile / block size (C: " +
                           std::to_string(block) + ")");
-
-  DistributedGemmReport report;
-  // op(X) = X^T: lay X^T out on the grid once.
-  std::int64_t moved = 0;
-  const AOperand a = op_a == Op::T ? detail::transposed(a_in, moved) : a_in;
-  report.transpose_bytes_received += moved;
-  const BOperand b = op_b == Op::T ? detail::transposed(b_in, moved) : b_in;
-  if (op_b == Op::T) report.transpose_bytes_received += moved;
-  if (a.num_rows() != c.num_rows() || b.num_cols() != c.num_cols() || a.num_cols() != b.num_rows())
-    throw InvalidArgument("distributed gemm: op(A) is " + std::to_string(a.num_rows()) + " x " +
-                          std::to_string(a.num_cols()) + ", op(B) " + std::to_string(b.num_rows()) +
-                          " x " + std::to_string(b.num_cols()) + ", C " +
+  s->a = op_a == Op::T ? detail::transposed_shape(s->a_in) : s->a_in;
+  s->b = op_b == Op::T ? detail::transposed_shape(s->b_in) : s->b_in;
+  if (s->a.rows != c.num_rows() || s->b.cols != c.num_cols() || s->a.cols != s->b.rows)
+    throw InvalidArgument("distributed gemm: op(A) is " + std::to_string(s->a.rows) + " x " +
+                          std::to_string(s->a.cols) + ", op(B) " + std::to_string(s->b.rows) +
+                          " x " + std::to_string(s->b.cols) + ", C " +
                           std::to_string(c.num_rows()) + " x " + std::to_string(c.num_cols()));
-
-  const int P = grid.rows(), Q = grid.cols(), p = grid.row(), q = grid.col();
-  const BlockCyclic kmap(a.num_cols(), block, 1);
-  const int steps = kmap.blocks();
-  report.steps = steps;
-  report.model_bytes = static_cast<double>(detail::global_bytes(a)) * (Q - 1) / Q / P +
-                       static_cast<double>(detail::global_bytes(b)) * (P - 1) / P / Q;
-  constexpr bool host_memory =
-      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
-  const bool staged = !host_memory && !mpi_takes_device_buffers();
-  report.transport =
-      staged || host_memory ? MpiTransport::host_staged : MpiTransport::device_buffers;
-
-  const auto& local_c = c.local();
-  const std::int64_t c_rows = static_cast<std::int64_t>(local_c.extent(0));
-  const std::int64_t c_cols = static_cast<std::int64_t>(local_c.extent(1));
-  if (steps == 0) {
-    if (c_rows * c_cols > 0)
-      detail::parallel_for_large(
-          "kcla::distributed_gemm::scale", exec, c_rows * c_cols,
-          detail::ScaleLocal<std::decay_t<decltype(local_c)>>{local_c, beta, c_rows});
-    exec.fence();
-    return report;
-  }
-
-  using a_panel = detail::Panel<AOperand>;
-  using b_panel = detail::Panel<BOperand>;
+  const int P = grid.rows(), Q = grid.cols();
+  s->c_rows = static_cast<std::int64_t>(c.local().extent(0));
+  s->c_cols = static_cast<std::int64_t>(c.local().extent(1));
+  s->steps = BlockCyclic(s->a.cols, block, 1).blocks();
+  s->model_bytes = static_cast<double>(s->a.global_bytes(sizeof(Scalar))) * (Q - 1) / Q / P +
+                   static_cast<double>(s->b.global_bytes(sizeof(Scalar))) * (P - 1) / P / Q;
   std::int64_t a_max = 0, b_max = 0;
-  for (int k = 0; k < steps; ++k) {
-    a_max = std::max(a_max, a_panel::column(a, k).size());
-    b_max = std::max(b_max, b_panel::row(b, k).size());
+  for (int k = 0; k < s->steps; ++k) {
+    s->a_panels.push_back(detail::Panel<AOperand>::column(s->a, k));
+    s->b_panels.push_back(detail::Panel<BOperand>::row(s->b, k));
+    a_max = std::max(a_max, s->a_panels.back().size());
+    b_max = std::max(b_max, s->b_panels.back().size());
   }
-  detail::PanelSlot<Scalar, MemorySpace> slots[2];
-  for (auto& s : slots) {
-    s.a = Kokkos::View<Scalar*, MemorySpace>(
+  const bool staged = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible &&
+                      !mpi_takes_device_buffers();
+  s->staged = staged;
+  for (auto& slot : s->slots) {
+    slot.a = Kokkos::View<Scalar*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::a_panel"), a_max);
-    s.b = Kokkos::View<Scalar*, MemorySpace>(
+    slot.b = Kokkos::View<Scalar*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::b_panel"), b_max);
     if (staged) {
-      s.a_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
+      slot.a_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::a_host"), a_max);
-      s.b_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
+      slot.b_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::b_host"), b_max);
     }
   }
+  const bool computes = s->c_rows > 0 && s->c_cols > 0;
+  for (int k = 0; k < s->steps; ++k) {
+    s->a_views.push_back(s->a_panels[k].view(s->slots[k % 2].a));
+    s->b_views.push_back(s->b_panels[k].view(s->slots[k % 2].b));
+    if (computes)
+      s->plans.push_back(kcla::analyze(Op::N, s->a_views[k], Op::N, s->b_views[k], options));
+  }
+  return plan_type(std::move(s));
+}
+
+/// Collective over C's grid: C <- alpha op(A) op(B) + beta C with a plan from analyze() for
+/// operands of this structure (C is not read when beta == 0). Returns when C is complete.
+template <class ExecutionSpace, class AOperand, class BOperand, class Scalar, class MemorySpace>
+DistributedGemmReport gemm(const ExecutionSpace& exec,
+                           const DistributedTlrGemmPlan<AOperand, BOperand>& plan,
+                           const AOperand& a_in, const BOperand& b_in, double alpha, double beta,
+                           const DistributedDenseMatrix<Scalar, MemorySpace>& c) {
+  static_assert(
+      std::is_same<Scalar, typename DistributedTlrGemmPlan<AOperand, BOperand>::scalar>::value &&
+          std::is_same<MemorySpace,
+                       typename DistributedTlrGemmPlan<AOperand, BOperand>::memory_space>::value,
+      "distributed gemm: C must have the operands' scalar type and memory space");
+  if (!plan.valid()) throw InvalidArgument("distributed gemm: empty plan (use analyze())");
+  auto& s = plan.state();
+  if (!detail::shape_of(a_in).same_as(s.a_in) || !detail::shape_of(b_in).same_as(s.b_in) ||
+      c.num_rows() != s.a.rows || c.num_cols() != s.b.cols || !c.grid().same_as(s.a_in.grid))
+    throw InvalidArgument(
+        "distributed gemm: the operands differ from the plan's (grid, shape, tile ranks)");
+  const ProcessGrid& grid = c.grid();
+  DistributedGemmReport report;
+  report.steps = s.steps;
+  report.model_bytes = s.model_bytes;
+  // op(X) = X^T: lay X^T out on the grid (one exchange of the values).
+  std::int64_t moved = 0;
+  const AOperand a = s.op_a == Op::T ? detail::transposed(a_in, moved) : a_in;
+  report.transpose_bytes_received += moved;
+  moved = 0;
+  const BOperand b = s.op_b == Op::T ? detail::transposed(b_in, moved) : b_in;
+  report.transpose_bytes_received += moved;
+
+  const int P = grid.rows(), Q = grid.cols(), p = grid.row(), q = grid.col();
+  constexpr bool host_memory =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible;
+  const bool staged = s.staged;
+  report.transport =
+      staged || host_memory ? MpiTransport::host_staged : MpiTransport::device_buffers;
+  const auto& local_c = c.local();
+  if (s.steps == 0) {
+    if (s.c_rows * s.c_cols > 0)
+      detail::parallel_for_large(
+          "kcla::distributed_gemm::scale", exec, s.c_rows * s.c_cols,
+          detail::ScaleLocal<std::decay_t<decltype(local_c)>>{local_c, beta, s.c_rows});
+    exec.fence();
+    return report;
+  }
   const std::int64_t bytes = static_cast<std::int64_t>(sizeof(Scalar));
   using range = std::pair<std::int64_t, std::int64_t>;
-
   // Packs (roots) and posts the two broadcasts of step k into its slot.
   auto begin = [&](int k) {
-    auto& s = slots[k % 2];
-    const a_panel pa = a_panel::column(a, k);
-    const b_panel pb = b_panel::row(b, k);
+    auto& slot = s.slots[k % 2];
+    const auto& pa = s.a_panels[k];
+    const auto& pb = s.b_panels[k];
     const int a_root = k % Q, b_root = k % P;
-    if (q == a_root) pa.pack_column(exec, a, k / Q, s.a);
-    if (p == b_root) pb.pack_row(exec, b, k / P, s.b);
+    if (q == a_root) pa.pack_column(exec, a, k / Q, slot.a);
+    if (p == b_root) pb.pack_row(exec, b, k / P, slot.b);
     exec.fence();
     if (staged) {
       if (q == a_root && pa.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(s.a_host, range(0, pa.size())),
-                          Kokkos::subview(s.a, range(0, pa.size())));
+        Kokkos::deep_copy(Kokkos::subview(slot.a_host, range(0, pa.size())),
+                          Kokkos::subview(slot.a, range(0, pa.size())));
       if (p == b_root && pb.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(s.b_host, range(0, pb.size())),
-                          Kokkos::subview(s.b, range(0, pb.size())));
+        Kokkos::deep_copy(Kokkos::subview(slot.b_host, range(0, pb.size())),
+                          Kokkos::subview(slot.b, range(0, pb.size())));
     }
-    void* a_data = staged ? static_cast<void*>(s.a_host.data()) : static_cast<void*>(s.a.data());
-    void* b_data = staged ? static_cast<void*>(s.b_host.data()) : static_cast<void*>(s.b.data());
-    detail::ibcast_bytes(a_data, pa.size() * bytes, a_root, grid.row_comm(), s.requests);
-    detail::ibcast_bytes(b_data, pb.size() * bytes, b_root, grid.col_comm(), s.requests);
-    (q == a_root ? report.panel_bytes_sent : report.panel_bytes_received) +=
-        pa.size() * bytes * (q == a_root ? Q - 1 : 1);
-    (p == b_root ? report.panel_bytes_sent : report.panel_bytes_received) +=
-        pb.size() * bytes * (p == b_root ? P - 1 : 1);
+    void* a_data =
+        staged ? static_cast<void*>(slot.a_host.data()) : static_cast<void*>(slot.a.data());
+    void* b_data =
+        staged ? static_cast<void*>(slot.b_host.data()) : static_cast<void*>(slot.b.data());
+    detail::ibcast_bytes(a_data, pa.size() * bytes, a_root, grid.row_comm(), slot.requests);
+    detail::ibcast_bytes(b_data, pb.size() * bytes, b_root, grid.col_comm(), slot.requests);
+    if (q == a_root)
+      report.panel_bytes_sent += pa.size() * bytes * (Q - 1);
+    else
+      report.panel_bytes_received += pa.size() * bytes;
+    if (p == b_root)
+      report.panel_bytes_sent += pb.size() * bytes * (P - 1);
+    else
+      report.panel_bytes_received += pb.size() * bytes;
   };
   // Waits for step k's panels and adds their product to C.
   auto finish = [&](int k) {
-    auto& s = slots[k % 2];
-    detail::wait_all(s.requests);
-    const a_panel pa = a_panel::column(a, k);
-    const b_panel pb = b_panel::row(b, k);
+    auto& slot = s.slots[k % 2];
+    detail::wait_all(slot.requests);
+    const auto& pa = s.a_panels[k];
+    const auto& pb = s.b_panels[k];
     if (staged) {
       if (q != k % Q && pa.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(s.a, range(0, pa.size())),
-                          Kokkos::subview(s.a_host, range(0, pa.size())));
+        Kokkos::deep_copy(Kokkos::subview(slot.a, range(0, pa.size())),
+                          Kokkos::subview(slot.a_host, range(0, pa.size())));
       if (p != k % P && pb.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(s.b, range(0, pb.size())),
-                          Kokkos::subview(s.b_host, range(0, pb.size())));
+        Kokkos::deep_copy(Kokkos::subview(slot.b, range(0, pb.size())),
+                          Kokkos::subview(slot.b_host, range(0, pb.size())));
     }
-    if (c_rows == 0 || c_cols == 0) return;
-    kcla::gemm(exec, Op::N, pa.view(s.a), Op::N, pb.view(s.b), alpha, k == 0 ? beta : 1.0, local_c,
-               options);
+    if (s.plans.empty()) return;
+    kcla::gemm(exec, s.plans[k], s.a_views[k], s.b_views[k], alpha, k == 0 ? beta : 1.0, local_c);
   };
-
   begin(0);
-  for (int k = 0; k < steps; ++k) {
+  for (int k = 0; k < s.steps; ++k) {
     // Slot (k + 1) % 2 held step k - 1's panels: its product must be done before repacking.
-    if (k + 1 < steps) {
+    if (k + 1 < s.steps) {
       exec.fence();
       begin(k + 1);
     }
@@ -374,6 +281,15 @@ DistributedGemmReport gemm(const ExecutionSpace& exec, Op op_a, const AOperand& 
   }
   exec.fence();
   return report;
+}
+
+/// One-off product: analyze, then gemm (repeated products should keep the plan).
+template <class ExecutionSpace, class AOperand, class BOperand, class Scalar, class MemorySpace>
+DistributedGemmReport gemm(const ExecutionSpace& exec, Op op_a, const AOperand& a, Op op_b,
+                           const BOperand& b, double alpha, double beta,
+                           const DistributedDenseMatrix<Scalar, MemorySpace>& c,
+                           const TlrGemmOptions& options = {}) {
+  return gemm(exec, analyze(op_a, a, op_b, b, c, options), a, b, alpha, beta, c);
 }
 
 }  // namespace kcla

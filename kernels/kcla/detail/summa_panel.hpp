@@ -1,0 +1,227 @@
+// The SUMMA machinery of the distributed TLR product: operand shapes, the panel of one
+// step (its layout from the global structure, packing on the root, the single-process
+// operand over its buffer) and the two-slot panel buffers.
+#pragma once
+
+#include <kcla/block_cyclic.hpp>
+#include <kcla/distributed_dense_matrix.hpp>
+#include <kcla/distributed_tlr_matrix.hpp>
+#include <kcla/process_grid.hpp>
+#include <kcla/tlr_matrix.hpp>
+#include <kcla/tlr_scalar.hpp>
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace kcla::detail {
+
+template <class T>
+struct DistributedOperandTraits {
+  static constexpr bool valid = false;
+};
+template <class Scalar, class MemorySpace>
+struct DistributedOperandTraits<DistributedTlrMatrix<Scalar, MemorySpace>> {
+  static constexpr bool valid = true, is_tlr = true;
+  using value_type = Scalar;
+  using memory_space = MemorySpace;
+};
+template <class Scalar, class MemorySpace>
+struct DistributedOperandTraits<DistributedDenseMatrix<Scalar, MemorySpace>> {
+  static constexpr bool valid = true, is_tlr = false;
+  using value_type = Scalar;
+  using memory_space = MemorySpace;
+};
+
+/// What a SUMMA plan needs of a distributed operand: its grid, shape and block size, and
+/// for a TLR operand its structure (the ranks of all tiles; null for dense).
+struct DistributedShape {
+  ProcessGrid grid;
+  std::shared_ptr<const TlrLayout> structure;
+  std::int64_t rows = 0, cols = 0;
+  int block = 1;
+  BlockCyclic row_map() const { return {rows, block, grid.rows()}; }
+  BlockCyclic col_map() const { return {cols, block, grid.cols()}; }
+  /// Bytes of the factors (TLR) or values (dense) of the whole matrix.
+  std::int64_t global_bytes(std::size_t element) const {
+    const std::int64_t n =
+        structure ? structure->outer_size() + structure->inner_size() : rows * cols;
+    return n * static_cast<std::int64_t>(element);
+  }
+  /// Same grid shape, dimensions, block and (TLR) ranks.
+  bool same_as(const DistributedShape& o) const {
+    return grid.same_as(o.grid) && rows == o.rows && cols == o.cols && block == o.block &&
+           (structure == nullptr) == (o.structure == nullptr) &&
+           (!structure || structure->same_structure(*o.structure));
+  }
+};
+
+template <class Scalar, class MemorySpace>
+DistributedShape shape_of(const DistributedTlrMatrix<Scalar, MemorySpace>& x) {
+  return {x.grid(), x.structure_ptr(), x.num_rows(), x.num_cols(), x.tile_size()};
+}
+template <class Scalar, class MemorySpace>
+DistributedShape shape_of(const DistributedDenseMatrix<Scalar, MemorySpace>& x) {
+  return {x.grid(), nullptr, x.num_rows(), x.num_cols(), x.block_size()};
+}
+
+/// The shape of X^T (a TLR structure with the tile ranks transposed).
+inline DistributedShape transposed_shape(const DistributedShape& x) {
+  DistributedShape t{x.grid, nullptr, x.cols, x.rows, x.block};
+  if (x.structure) {
+    const TlrLayout& g = *x.structure;
+    std::vector<int> ranks(g.ranks().size());
+    for (int i = 0; i < g.tile_rows(); ++i)
+      for (int j = 0; j < g.tile_cols(); ++j)
+        ranks[static_cast<std::size_t>(j) * g.tile_rows() + i] = g.rank(i, j);
+    t.structure =
+        std::make_shared<const TlrLayout>(g.num_cols(), g.num_rows(), g.tile_size(),
+                                          std::move(ranks), g.rank_multiple(), g.leading_dim());
+  }
+  return t;
+}
+
+/// The panel of one SUMMA step, as the single-process product takes it: for A, this grid
+/// row's tiles of tile column k (local rows x width k); for B, this grid column's tiles of
+/// tile row k (width k x local columns). Sizes come from the global structure, so every
+/// rank of a broadcast agrees on them; the root packs from its local matrix.
+template <class Operand>
+struct Panel;
+
+template <class Scalar, class MemorySpace>
+struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
+  using operand = DistributedTlrMatrix<Scalar, MemorySpace>;
+  using factor_view = typename TlrMatrix<Scalar, MemorySpace>::factor_view;
+  std::shared_ptr<const TlrLayout> layout;
+
+  // A side: tile column k over this grid row's tile rows.
+  static Panel column(const DistributedShape& x, int k) {
+    const BlockCyclic rmap = x.row_map();
+    const TlrLayout& s = *x.structure;
+    const int p = x.grid.row(), lr = rmap.local_blocks(p);
+    std::vector<int> ranks(static_cast<std::size_t>(lr));
+    for (int i = 0; i < lr; ++i) ranks[i] = s.rank(rmap.global_block(p, i), k);
+    return {std::make_shared<const TlrLayout>(rmap.local_extent(p), s.tile_width(k), x.block,
+                                              std::move(ranks), s.rank_multiple(),
+                                              s.leading_dim())};
+  }
+  // B side: tile row k over this grid column's tile columns.
+  static Panel row(const DistributedShape& x, int k) {
+    const BlockCyclic cmap = x.col_map();
+    const TlrLayout& s = *x.structure;
+    const int q = x.grid.col(), lc = cmap.local_blocks(q);
+    std::vector<int> ranks(static_cast<std::size_t>(lc));
+    for (int j = 0; j < lc; ++j) ranks[j] = s.rank(k, cmap.global_block(q, j));
+    return {std::make_shared<const TlrLayout>(s.tile_height(k), cmap.local_extent(q), x.block,
+                                              std::move(ranks), s.rank_multiple(),
+                                              s.leading_dim())};
+  }
+  std::int64_t size() const { return layout->outer_size() + layout->inner_size(); }
+
+  /// Root of a column panel: U of each local tile (i, kk), then the local inner panel kk.
+  template <class Exec>
+  void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
+    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
+    const TlrLayout& l = a.layout();
+    const std::int64_t ld = l.leading_dim();
+    for (int i = 0; i < l.tile_rows(); ++i)
+      copy(exec, buf, layout->outer_offset(i, 0), a.outer_factors(), l.outer_offset(i, kk),
+           ld * l.stored_rank(i, kk));
+    copy(exec, buf, layout->outer_size(), a.inner_factors(), l.inner_offset(0, kk),
+         ld * l.inner_width(kk));
+  }
+  /// Root of a row panel: the local outer panel kk, then V of each local tile (kk, j).
+  template <class Exec>
+  void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
+    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
+    const TlrLayout& l = a.layout();
+    const std::int64_t ld = l.leading_dim();
+    copy(exec, buf, 0, a.outer_factors(), l.outer_offset(kk, 0), ld * l.outer_width(kk));
+    for (int j = 0; j < l.tile_cols(); ++j)
+      copy(exec, buf, layout->outer_size() + layout->inner_offset(0, j), a.inner_factors(),
+           l.inner_offset(kk, j), ld * l.stored_rank(kk, j));
+  }
+  TlrMatrix<Scalar, MemorySpace> view(const factor_view& buf) const {
+    const std::int64_t no = layout->outer_size(), ni = layout->inner_size();
+    return TlrMatrix<Scalar, MemorySpace>(layout, factor_view(buf.data(), no),
+                                          factor_view(buf.data() + no, ni));
+  }
+
+ private:
+  template <class Exec>
+  static void copy(const Exec& exec, const factor_view& dst, std::int64_t at,
+                   const factor_view& src, std::int64_t from, std::int64_t n) {
+    if (n == 0) return;
+    using range = std::pair<std::int64_t, std::int64_t>;
+    Kokkos::deep_copy(exec, Kokkos::subview(dst, range(at, at + n)),
+                      Kokkos::subview(src, range(from, from + n)));
+  }
+};
+
+template <class Scalar, class MemorySpace>
+struct Panel<DistributedDenseMatrix<Scalar, MemorySpace>> {
+  using operand = DistributedDenseMatrix<Scalar, MemorySpace>;
+  using factor_view = Kokkos::View<Scalar*, MemorySpace>;
+  using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace>;
+  std::int64_t rows = 0, cols = 0;
+
+  static Panel column(const DistributedShape& x, int k) {
+    return {x.row_map().local_extent(x.grid.row()), x.col_map().block_extent(k)};
+  }
+  static Panel row(const DistributedShape& x, int k) {
+    return {x.row_map().block_extent(k), x.col_map().local_extent(x.grid.col())};
+  }
+  std::int64_t size() const { return rows * cols; }
+
+  template <class Exec>
+  void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
+    pack(exec, x.local(), std::pair<std::int64_t, std::int64_t>(0, rows),
+         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
+                                               std::int64_t{kk} * x.block_size() + cols),
+         buf);
+  }
+  template <class Exec>
+  void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
+    pack(exec, x.local(),
+         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
+                                               std::int64_t{kk} * x.block_size() + rows),
+         std::pair<std::int64_t, std::int64_t>(0, cols), buf);
+  }
+  dense_view view(const factor_view& buf) const { return dense_view(buf.data(), rows, cols); }
+
+ private:
+  template <class Exec, class Range>
+  void pack(const Exec& exec, const dense_view& local, Range r, Range c,
+            const factor_view& buf) const {
+    if (rows == 0 || cols == 0) return;
+    Kokkos::deep_copy(exec, view(buf), Kokkos::subview(local, r, c));
+  }
+};
+
+/// C <- beta C on this rank's blocks (beta == 0: zeros, C not read), in double for every
+/// storage precision.
+template <class View>
+struct ScaleLocal {
+  View c;
+  double beta;
+  std::int64_t rows;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    using traits = TlrScalarTraits<typename View::non_const_value_type>;
+    const std::int64_t j = e / rows, i = e - j * rows;
+    c(i, j) = traits::narrow(beta == 0 ? 0.0 : beta * static_cast<double>(traits::widen(c(i, j))));
+  }
+};
+
+/// Panel buffers of one step: device buffers, and host copies when staged.
+template <class Scalar, class MemorySpace>
+struct PanelSlot {
+  Kokkos::View<Scalar*, MemorySpace> a, b;
+  Kokkos::View<Scalar*, Kokkos::HostSpace> a_host, b_host;
+  std::vector<MPI_Request> requests;
+};
+
+}  // namespace kcla::detail
