@@ -11,8 +11,6 @@
 #include <kcla/tlr_random.hpp>
 #include <kcla/tlr_to_dense.hpp>
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -342,22 +340,7 @@ GemmResult run_gemm(const Arguments& args) {
     else
       hb = dense_to_host(b);
     DenseMatrix ref = dense_to_host(c0.view);
-    if (res.m > 0 && res.n > 0)
-      cblas_dgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans,
-                  transb ? CblasTrans : CblasNoTrans, static_cast<int>(res.m),
-                  static_cast<int>(res.n), static_cast<int>(res.k), alpha, ha.values.data(),
-                  static_cast<int>(std::max<std::int64_t>(1, ha.rows)), hb.values.data(),
-                  static_cast<int>(std::max<std::int64_t>(1, hb.rows)), beta, ref.values.data(),
-                  static_cast<int>(std::max<std::int64_t>(1, ref.rows)));
-    double num = 0, den = 0;
-    for (std::size_t e = 0; e < ref.values.size(); ++e) {
-      const double d = result.values[e] - ref.values[e];
-      num += d * d;
-      den += ref.values[e] * ref.values[e];
-    }
-    res.verify_error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-    if (!std::isfinite(res.verify_error))
-      res.verify_error = std::numeric_limits<double>::infinity();
+    res.verify_error = product_error(transa, transb, alpha, beta, ha, hb, ref, result);
     res.tolerance = product_tolerance(traits::kind, args.has("tf32"), res.k);
   };
 

@@ -5,7 +5,6 @@
 #if KCLA_HAVE_MPI
 #include <kcla/distributed_tlr_gemm.hpp>
 
-#include <cblas.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -208,24 +207,8 @@ GridGemmResult run_grid_gemm(const Arguments& args, const Exec& exec) {
     if (!args.has("verify")) return;
     const DenseMatrix ha = whole(a), hb = whole(b);
     DenseMatrix ref = whole(c0);
-    if (world_rank() == 0) {
-      if (res.m > 0 && res.n > 0)
-        cblas_dgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans,
-                    transb ? CblasTrans : CblasNoTrans, static_cast<int>(res.m),
-                    static_cast<int>(res.n), static_cast<int>(res.k), alpha, ha.values.data(),
-                    static_cast<int>(std::max<std::int64_t>(1, ha.rows)), hb.values.data(),
-                    static_cast<int>(std::max<std::int64_t>(1, hb.rows)), beta, ref.values.data(),
-                    static_cast<int>(std::max<std::int64_t>(1, ref.rows)));
-      double num = 0, den = 0;
-      for (std::size_t e = 0; e < ref.values.size(); ++e) {
-        const double d = result.values[e] - ref.values[e];
-        num += d * d;
-        den += ref.values[e] * ref.values[e];
-      }
-      res.verify_error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-      if (!std::isfinite(res.verify_error))
-        res.verify_error = std::numeric_limits<double>::infinity();
-    }
+    if (world_rank() == 0)
+      res.verify_error = product_error(transa, transb, alpha, beta, ha, hb, ref, result);
     MPI_Bcast(&res.verify_error, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     res.tolerance = product_tolerance(traits::kind, args.has("tf32"), res.k);
   };

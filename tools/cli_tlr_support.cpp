@@ -1,7 +1,10 @@
 #include "cli_tlr_support.hpp"
 
+#include <cblas.h>
+
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -157,6 +160,26 @@ double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k) {
     default:
       return std::max(3e-2, 4 * 6e-8 * sk);
   }
+}
+
+double product_error(bool transa, bool transb, double alpha, double beta, const DenseMatrix& a,
+                     const DenseMatrix& b, DenseMatrix& reference, const DenseMatrix& result) {
+  const std::int64_t m = reference.rows, n = reference.cols, k = transa ? a.rows : a.cols;
+  if (m > 0 && n > 0)
+    cblas_dgemm(CblasColMajor, transa ? CblasTrans : CblasNoTrans,
+                transb ? CblasTrans : CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+                static_cast<int>(k), alpha, a.values.data(),
+                static_cast<int>(std::max<std::int64_t>(1, a.rows)), b.values.data(),
+                static_cast<int>(std::max<std::int64_t>(1, b.rows)), beta, reference.values.data(),
+                static_cast<int>(std::max<std::int64_t>(1, m)));
+  double num = 0, den = 0;
+  for (std::size_t e = 0; e < reference.values.size(); ++e) {
+    const double d = result.values[e] - reference.values[e];
+    num += d * d;
+    den += reference.values[e] * reference.values[e];
+  }
+  const double error = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return std::isfinite(error) ? error : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace kcla::cli

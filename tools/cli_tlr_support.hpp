@@ -45,6 +45,12 @@ KernelType parse_kernel(const std::string& name);
 /// precision's own (as the tests use), or 4 u sqrt(k) when larger.
 double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k);
 
+/// The relative Frobenius error of `result` against alpha op(A) op(B) + beta C computed in
+/// double (`reference` holds C on entry and the exact product on return); infinity when
+/// not finite.
+double product_error(bool transa, bool transb, double alpha, double beta, const DenseMatrix& a,
+                     const DenseMatrix& b, DenseMatrix& reference, const DenseMatrix& result);
+
 template <class T>
 struct Tag {
   using type = T;

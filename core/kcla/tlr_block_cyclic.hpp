@@ -6,7 +6,9 @@
 #include <kcla/block_cyclic.hpp>
 #include <kcla/tlr_layout.hpp>
 
+#include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace kcla {
@@ -30,6 +32,35 @@ inline std::shared_ptr<const TlrLayout> local_tlr_layout(const TlrLayout& global
   return std::make_shared<const TlrLayout>(rmap.local_extent(p), cmap.local_extent(q),
                                            global.tile_size(), std::move(ranks),
                                            global.rank_multiple(), global.leading_dim());
+}
+
+/// Where grid rank (p, q)'s tiles lie in the global factor arrays of `global`: (offset,
+/// count) element ranges, increasing, touching ranges merged; the outer ranges in the order
+/// of the rank's local outer array, the inner ones in that of its inner array (so a local
+/// array is its ranges, read or written one after the other).
+struct TlrLocalRanges {
+  std::vector<std::pair<std::int64_t, std::int64_t>> outer, inner;
+};
+
+inline TlrLocalRanges tlr_local_ranges(const TlrLayout& global, int p, int P, int q, int Q) {
+  const auto local = local_tlr_layout(global, p, P, q, Q);
+  const std::int64_t ld = global.leading_dim();
+  auto add = [](std::vector<std::pair<std::int64_t, std::int64_t>>& ranges, std::int64_t offset,
+                std::int64_t count) {
+    if (count == 0) return;
+    if (!ranges.empty() && ranges.back().first + ranges.back().second == offset)
+      ranges.back().second += count;
+    else
+      ranges.emplace_back(offset, count);
+  };
+  TlrLocalRanges r;
+  for (int i = 0; i < local->tile_rows(); ++i)
+    for (int j = 0; j < local->tile_cols(); ++j)
+      add(r.outer, global.outer_offset(p + i * P, q + j * Q), ld * local->stored_rank(i, j));
+  for (int j = 0; j < local->tile_cols(); ++j)
+    for (int i = 0; i < local->tile_rows(); ++i)
+      add(r.inner, global.inner_offset(p + i * P, q + j * Q), ld * local->stored_rank(i, j));
+  return r;
 }
 
 }  // namespace kcla

@@ -69,6 +69,36 @@ int rank_multiple_for(const TlrCompressOptions& options) {
   return options.rank_multiple > 0 ? options.rank_multiple : TlrScalarTraits<Scalar>::rank_multiple;
 }
 
+/// Writes global tile (i, j) of the column-major host matrix `a` (rows x cols, leading
+/// dimension lda) in tiles of tile_size.
+template <class Source>
+TileFill<Source> dense_tile_fill(const Source* a, std::int64_t rows, std::int64_t cols,
+                                 std::int64_t lda, int tile_size) {
+  return [=](int i, int j, Source* tile, int ld) {
+    const std::int64_t r0 = static_cast<std::int64_t>(i) * tile_size;
+    const std::int64_t c0 = static_cast<std::int64_t>(j) * tile_size;
+    const std::int64_t h = std::min<std::int64_t>(tile_size, rows - r0);
+    const std::int64_t w = std::min<std::int64_t>(tile_size, cols - c0);
+    for (std::int64_t c = 0; c < w; ++c)
+      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = a[(r0 + r) + (c0 + c) * lda];
+  };
+}
+
+/// Writes global tile (i, j) of K_pq = kernel(|rows_p - cols_q|) (the point sets must
+/// outlive the function).
+inline TileFill<double> kernel_tile_fill(const PointSet& rows, const PointSet& cols,
+                                         const CovarianceKernel& kernel, int tile_size) {
+  const std::int64_t m = rows.size(), n = cols.size();
+  return [&rows, &cols, kernel, m, n, tile_size](int i, int j, double* tile, int ld) {
+    const std::int64_t r0 = static_cast<std::int64_t>(i) * tile_size;
+    const std::int64_t c0 = static_cast<std::int64_t>(j) * tile_size;
+    const std::int64_t h = std::min<std::int64_t>(tile_size, m - r0);
+    const std::int64_t w = std::min<std::int64_t>(tile_size, n - c0);
+    for (std::int64_t c = 0; c < w; ++c)
+      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = kernel(rows, r0 + r, cols, c0 + c);
+  };
+}
+
 }  // namespace detail
 
 /// Compresses the column-major host matrix `a` (rows x cols, leading dimension lda;
@@ -83,14 +113,7 @@ TlrMatrix<Scalar, MemorySpace> compress(const Source* a, std::int64_t rows, std:
   if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
     throw InvalidArgument("compress: bad dimensions or leading dimension");
   if (tile_size < 1) throw InvalidArgument("compress: tile size must be positive");
-  const detail::TileFill<Source> fill = [=](int i, int j, Source* tile, int ld) {
-    const std::int64_t r0 = static_cast<std::int64_t>(i) * tile_size;
-    const std::int64_t c0 = static_cast<std::int64_t>(j) * tile_size;
-    const std::int64_t h = std::min<std::int64_t>(tile_size, rows - r0);
-    const std::int64_t w = std::min<std::int64_t>(tile_size, cols - c0);
-    for (std::int64_t c = 0; c < w; ++c)
-      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = a[(r0 + r) + (c0 + c) * lda];
-  };
+  const auto fill = detail::dense_tile_fill(a, rows, cols, lda, tile_size);
   return detail::to_tlr_matrix<Scalar, MemorySpace>(detail::compress_tiles<Source>(
       rows, cols, tile_size, fill, options, detail::rank_multiple_for<Scalar>(options),
       tlr_leading_dim_multiple<Scalar>()));
@@ -125,15 +148,7 @@ TlrMatrix<Scalar, MemorySpace> compress_kernel(const PointSet& rows, const Point
     throw InvalidArgument("compress_kernel: point sets must share a positive dimension");
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
   const std::int64_t m = rows.size(), n = cols.size();
-  const detail::TileFill<double> fill = [&rows, &cols, kernel, m, n, tile_size](
-                                            int i, int j, double* tile, int ld) {
-    const std::int64_t r0 = static_cast<std::int64_t>(i) * tile_size;
-    const std::int64_t c0 = static_cast<std::int64_t>(j) * tile_size;
-    const std::int64_t h = std::min<std::int64_t>(tile_size, m - r0);
-    const std::int64_t w = std::min<std::int64_t>(tile_size, n - c0);
-    for (std::int64_t c = 0; c < w; ++c)
-      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = kernel(rows, r0 + r, cols, c0 + c);
-  };
+  const auto fill = detail::kernel_tile_fill(rows, cols, kernel, tile_size);
   return detail::to_tlr_matrix<Scalar, MemorySpace>(detail::compress_tiles<double>(
       m, n, tile_size, fill, options, detail::rank_multiple_for<Scalar>(options),
       tlr_leading_dim_multiple<Scalar>()));

@@ -163,24 +163,34 @@ std::int64_t Hdf5File::dataset_length(hid_t group, const std::string& name) cons
   return static_cast<std::int64_t>(n);
 }
 
+/// Opens a rank-1 dataset of exactly `length` elements of T whose every element is stored
+/// (element type and storage checked).
 template <class T>
-void Hdf5File::read_dataset_into(hid_t group, const std::string& name, T* out,
-                                 std::int64_t length) const {
-  const std::int64_t n = dataset_length(group, name);
+Hdf5Handle open_complete_dataset(const Hdf5File& file, hid_t group, const std::string& name,
+                                 std::int64_t length) {
+  const std::int64_t n = file.dataset_length(group, name);
   if (n != length)
-    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(length));
-  Hdf5Quiet quiet;
+    file.fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(length));
   Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
   Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
   if (!hdf5_type_matches(type.get(), hdf5_native_type<T>()))
-    fail(name, std::string("wrong element type (expected ") +
-                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
-                   std::to_string(sizeof(T)) + " bytes)");
+    file.fail(name, std::string("wrong element type (expected ") +
+                        (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
+                        std::to_string(sizeof(T)) + " bytes)");
   // kcla writes every element; chunks missing from the index (a corrupt index, a dataset
   // declared but never written) would silently read as fill values.
   if (n > 0 && !fully_stored(set.get(), static_cast<hsize_t>(n), sizeof(T)))
-    fail(name, "data missing (unwritten or unindexed chunks: corrupt or truncated file)");
-  if (n > 0 && H5Dread(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
+    file.fail(name, "data missing (unwritten or unindexed chunks: corrupt or truncated file)");
+  return set;
+}
+
+template <class T>
+void Hdf5File::read_dataset_into(hid_t group, const std::string& name, T* out,
+                                 std::int64_t length) const {
+  Hdf5Quiet quiet;
+  const Hdf5Handle set = open_complete_dataset<T>(*this, group, name, length);
+  if (length > 0 &&
+      H5Dread(set.get(), hdf5_native_type<T>(), H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0)
     fail(name, "read failed (checksum mismatch or corrupt data)");
 }
 
@@ -188,18 +198,9 @@ template <class T>
 void Hdf5File::read_dataset_ranges(hid_t group, const std::string& name, std::int64_t length,
                                    const std::vector<std::pair<std::int64_t, std::int64_t>>& ranges,
                                    T* out) const {
-  const std::int64_t n = dataset_length(group, name);
-  if (n != length)
-    fail(name, "has " + std::to_string(n) + " elements, expected " + std::to_string(length));
   Hdf5Quiet quiet;
-  Hdf5Handle set(H5Dopen2(group, name.c_str(), H5P_DEFAULT), H5Dclose);
-  Hdf5Handle type(H5Dget_type(set.get()), H5Tclose);
-  if (!hdf5_type_matches(type.get(), hdf5_native_type<T>()))
-    fail(name, std::string("wrong element type (expected ") +
-                   (std::is_floating_point<T>::value ? "float" : "integer") + " of " +
-                   std::to_string(sizeof(T)) + " bytes)");
-  if (n > 0 && !fully_stored(set.get(), static_cast<hsize_t>(n), sizeof(T)))
-    fail(name, "data missing (unwritten or unindexed chunks: corrupt or truncated file)");
+  const Hdf5Handle set = open_complete_dataset<T>(*this, group, name, length);
+  const std::int64_t n = length;
   Hdf5Handle file_space(H5Dget_space(set.get()), H5Sclose);
   H5Sselect_none(file_space.get());
   std::int64_t total = 0, end = 0;

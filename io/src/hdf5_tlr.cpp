@@ -209,15 +209,6 @@ void read_ranges_raw(const Hdf5File& file, hid_t group, const std::string& name,
   }
 }
 
-/// Appends (offset, count), merged with the previous range when they touch.
-void add_range(Ranges& ranges, std::int64_t offset, std::int64_t count) {
-  if (count == 0) return;
-  if (!ranges.empty() && ranges.back().first + ranges.back().second == offset)
-    ranges.back().second += count;
-  else
-    ranges.emplace_back(offset, count);
-}
-
 /// Checks a factor dataset's element type and length without reading it.
 void check_factor_dataset(const Hdf5File& file, hid_t group, const std::string& name,
                           ScalarKind kind, std::int64_t length) {
@@ -362,16 +353,7 @@ void TlrHdf5Reader::read_local_factors(int p, int P, int q, int Q, const TlrLayo
     throw InvalidArgument("TlrHdf5Reader::read_local_factors: the target layout differs from " +
                           file.name() + "'s local tiles in shape, tiling or ranks");
   // Local tiles come in global order in both arrays, so each array is one selection.
-  const std::int64_t ld = layout.leading_dim();
-  Ranges outer_ranges, inner_ranges;
-  for (int i = 0; i < local->tile_rows(); ++i)
-    for (int j = 0; j < local->tile_cols(); ++j)
-      add_range(outer_ranges, layout.outer_offset(p + i * P, q + j * Q),
-                ld * local->stored_rank(i, j));
-  for (int j = 0; j < local->tile_cols(); ++j)
-    for (int i = 0; i < local->tile_rows(); ++i)
-      add_range(inner_ranges, layout.inner_offset(p + i * P, q + j * Q),
-                ld * local->stored_rank(i, j));
+  const TlrLocalRanges ranges = tlr_local_ranges(layout, p, P, q, Q);
   auto check = [&](const void* data, bool is_outer) {
     const auto defect = padding_defect(*local, file_kind, data, is_outer);
     if (!defect.empty()) file.fail(is_outer ? "outer_factors" : "inner_factors", defect);
@@ -384,10 +366,10 @@ void TlrHdf5Reader::read_local_factors(int p, int P, int q, int Q, const TlrLayo
   }
   void* file_outer = direct ? outer : u->data();
   void* file_inner = direct ? inner : v->data();
-  read_ranges_raw(file, group, "outer_factors", file_kind, layout.outer_size(), outer_ranges,
+  read_ranges_raw(file, group, "outer_factors", file_kind, layout.outer_size(), ranges.outer,
                   file_outer);
   check(file_outer, true);
-  read_ranges_raw(file, group, "inner_factors", file_kind, layout.inner_size(), inner_ranges,
+  read_ranges_raw(file, group, "inner_factors", file_kind, layout.inner_size(), ranges.inner,
                   file_inner);
   check(file_inner, false);
   if (!direct)

@@ -57,14 +57,6 @@ bool write_ranges(hid_t set, hid_t type, const Ranges& ranges, const void* data)
   return H5Dwrite(set, type, memory_space.get(), file_space.get(), transfer.get(), data) >= 0;
 }
 
-void add_range(Ranges& ranges, std::int64_t offset, std::int64_t count) {
-  if (count == 0) return;
-  if (!ranges.empty() && ranges.back().first + ranges.back().second == offset)
-    ranges.back().second += count;
-  else
-    ranges.emplace_back(offset, count);
-}
-
 }  // namespace
 #endif
 
@@ -140,24 +132,15 @@ void write_tlr_hdf5_grid(MPI_Comm comm, const std::string& path, const TlrLayout
     auto inner_set =
         create_contiguous(file, g, "inner_factors", native_type(kind), global.inner_size());
     // Local tiles come in global order in both arrays: one selection per array.
-    const std::int64_t ld = global.leading_dim();
-    Ranges outer_ranges, inner_ranges;
-    for (int i = 0; i < local->tile_rows(); ++i)
-      for (int j = 0; j < local->tile_cols(); ++j)
-        add_range(outer_ranges, global.outer_offset(p + i * P, q + j * Q),
-                  ld * local->stored_rank(i, j));
-    for (int j = 0; j < local->tile_cols(); ++j)
-      for (int i = 0; i < local->tile_rows(); ++i)
-        add_range(inner_ranges, global.inner_offset(p + i * P, q + j * Q),
-                  ld * local->stored_rank(i, j));
+    const TlrLocalRanges ranges = tlr_local_ranges(global, p, P, q, Q);
     if (rank == 0 && !global.ranks().empty()) {
       const std::vector<std::int32_t> values(global.ranks().begin(), global.ranks().end());
       if (H5Dwrite(ranks.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
         failed = true, error = "'ranks': write failed";
     }
-    if (!write_ranges(outer_set.get(), native_type(kind), outer_ranges, outer))
+    if (!write_ranges(outer_set.get(), native_type(kind), ranges.outer, outer))
       failed = true, error = "'outer_factors': write failed";
-    if (!write_ranges(inner_set.get(), native_type(kind), inner_ranges, inner))
+    if (!write_ranges(inner_set.get(), native_type(kind), ranges.inner, inner))
       failed = true, error = "'inner_factors': write failed";
     // Datasets, group and file close collectively as they leave this scope.
   }

@@ -153,15 +153,9 @@ void multiply_transpose(const ExecutionSpace& exec,
   using value_type = typename ZView::non_const_value_type;
   using semiring =
       std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
-  detail::check_product_types<ExecutionSpace, MemorySpace, YView, ZView>();
-  static_assert(std::is_same<typename YView::non_const_value_type, value_type>::value,
-                "kcla::multiply_transpose: y and z must hold the same value type");
-  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
-                "kcla::multiply_transpose: y and z must hold the semiring's value_type");
-  const std::int64_t vectors = detail::check_product_extents(
-      y, z, A.num_cols(), A.num_rows(), "block matrix " + std::to_string(A.num_cols()) + " columns",
-      "block matrix " + std::to_string(A.num_rows()) + " rows", "kcla::multiply_transpose", "y",
-      "z");
+  const std::int64_t vectors =
+      detail::check_transpose_operands<semiring, ExecutionSpace, MemorySpace>(
+          y, z, A.num_rows(), A.num_cols(), "block matrix");
   for (std::size_t i = 0; i < A.num_held_blocks(); ++i) A.block(i).transpose_views();  // throws
   if (vectors == 0) return;
   std::int64_t chunk = vectors;
@@ -187,14 +181,9 @@ void multiply(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Memor
   using value_type = typename YView::non_const_value_type;
   using semiring =
       std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
-  detail::check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
-  static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
-                "kcla::multiply: x and y must hold the same value type");
-  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
-                "kcla::multiply: x and y must hold the semiring's value_type");
-  const std::int64_t vectors = detail::check_product_extents(
-      x, y, A.num_rows(), A.num_cols(), "block matrix " + std::to_string(A.num_rows()),
-      "block matrix " + std::to_string(A.num_cols()) + " columns");
+  const std::int64_t vectors =
+      detail::check_multiply_operands<semiring, ExecutionSpace, MemorySpace>(
+          x, y, A.num_rows(), A.num_cols(), "block matrix");
   if (vectors == 0) return;
   // The smallest chunk any block's budget allows.
   std::int64_t chunk = vectors;

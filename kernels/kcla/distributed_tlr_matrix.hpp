@@ -173,13 +173,7 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress_kernel(
     throw InvalidArgument("compress_kernel: point sets must share a positive dimension");
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
   const std::int64_t m = rows.size(), n = cols.size();
-  const detail::TileFill<double> fill = [&](int i, int j, double* tile, int ld) {
-    const std::int64_t r0 = std::int64_t{i} * tile_size, c0 = std::int64_t{j} * tile_size;
-    const std::int64_t h = std::min<std::int64_t>(tile_size, m - r0);
-    const std::int64_t w = std::min<std::int64_t>(tile_size, n - c0);
-    for (std::int64_t c = 0; c < w; ++c)
-      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = kernel(rows, r0 + r, cols, c0 + c);
-  };
+  const auto fill = detail::kernel_tile_fill(rows, cols, kernel, tile_size);
   return detail::compress_on_grid<Scalar, MemorySpace, double>(grid, m, n, tile_size, fill,
                                                                options);
 }
@@ -196,13 +190,7 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress(const ProcessGrid& grid, cons
                 "compress: the dense source must be float or double");
   if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
     throw InvalidArgument("compress: bad dimensions or leading dimension");
-  const detail::TileFill<Source> fill = [=](int i, int j, Source* tile, int ld) {
-    const std::int64_t r0 = std::int64_t{i} * tile_size, c0 = std::int64_t{j} * tile_size;
-    const std::int64_t h = std::min<std::int64_t>(tile_size, rows - r0);
-    const std::int64_t w = std::min<std::int64_t>(tile_size, cols - c0);
-    for (std::int64_t c = 0; c < w; ++c)
-      for (std::int64_t r = 0; r < h; ++r) tile[r + c * ld] = a[(r0 + r) + (c0 + c) * lda];
-  };
+  const auto fill = detail::dense_tile_fill(a, rows, cols, lda, tile_size);
   return detail::compress_on_grid<Scalar, MemorySpace, Source>(grid, rows, cols, tile_size, fill,
                                                                options);
 }

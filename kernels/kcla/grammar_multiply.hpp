@@ -41,14 +41,9 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
   using value_type = typename YView::non_const_value_type;
   using semiring =
       std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
-  detail::check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
-  static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
-                "kcla::multiply: x and y must hold the same value type");
-  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
-                "kcla::multiply: x and y must hold the semiring's value_type");
-  const std::int64_t vectors = detail::check_product_extents(
-      x, y, A.num_rows(), A.num_cols(), "matrix " + std::to_string(A.num_rows()),
-      "matrix " + std::to_string(A.num_cols()) + " columns");
+  const std::int64_t vectors =
+      detail::check_multiply_operands<semiring, ExecutionSpace, MemorySpace>(
+          x, y, A.num_rows(), A.num_cols(), "matrix");
   if (!A.has_right_product())
     throw InvalidArgument(
         "kcla::multiply: the matrix was built for transposed products only; build it with "
@@ -78,14 +73,9 @@ void multiply_transpose(const ExecutionSpace& exec, const GrammarMatrix<Scalar, 
   using value_type = typename ZView::non_const_value_type;
   using semiring =
       std::conditional_t<std::is_void<Semiring>::value, PlusTimes<value_type>, Semiring>;
-  detail::check_product_types<ExecutionSpace, MemorySpace, YView, ZView>();
-  static_assert(std::is_same<typename YView::non_const_value_type, value_type>::value,
-                "kcla::multiply_transpose: y and z must hold the same value type");
-  static_assert(std::is_same<typename semiring::value_type, value_type>::value,
-                "kcla::multiply_transpose: y and z must hold the semiring's value_type");
-  const std::int64_t vectors = detail::check_product_extents(
-      y, z, A.num_cols(), A.num_rows(), "matrix " + std::to_string(A.num_cols()) + " columns",
-      "matrix " + std::to_string(A.num_rows()) + " rows", "kcla::multiply_transpose", "y", "z");
+  const std::int64_t vectors =
+      detail::check_transpose_operands<semiring, ExecutionSpace, MemorySpace>(
+          y, z, A.num_rows(), A.num_cols(), "matrix");
   A.transpose_views();  // throws when the matrix has no left-product schedule
   if (vectors == 0) return;
   const std::int64_t chunk = detail::transpose_vectors_per_chunk(A, vectors, sizeof(value_type));

@@ -59,4 +59,35 @@ std::int64_t check_product_extents(const XView& x, const YView& y, std::int64_t 
   return vectors;
 }
 
+/// Every check of y = A x (kcla::multiply) for a rows x cols matrix in MemorySpace that
+/// `what` names ("matrix", "block matrix"), in the semiring of the product: the number of
+/// vectors.
+template <class Semiring, class ExecutionSpace, class MemorySpace, class XView, class YView>
+std::int64_t check_multiply_operands(const XView& x, const YView& y, std::int64_t rows,
+                                     std::int64_t cols, const std::string& what) {
+  using value_type = typename YView::non_const_value_type;
+  check_product_types<ExecutionSpace, MemorySpace, XView, YView>();
+  static_assert(std::is_same<typename XView::non_const_value_type, value_type>::value,
+                "kcla::multiply: x and y must hold the same value type");
+  static_assert(std::is_same<typename Semiring::value_type, value_type>::value,
+                "kcla::multiply: x and y must hold the semiring's value_type");
+  return check_product_extents(x, y, rows, cols, what + " " + std::to_string(rows),
+                               what + " " + std::to_string(cols) + " columns");
+}
+
+/// Every check of z = A^T y (kcla::multiply_transpose), as check_multiply_operands.
+template <class Semiring, class ExecutionSpace, class MemorySpace, class YView, class ZView>
+std::int64_t check_transpose_operands(const YView& y, const ZView& z, std::int64_t rows,
+                                      std::int64_t cols, const std::string& what) {
+  using value_type = typename ZView::non_const_value_type;
+  check_product_types<ExecutionSpace, MemorySpace, YView, ZView>();
+  static_assert(std::is_same<typename YView::non_const_value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the same value type");
+  static_assert(std::is_same<typename Semiring::value_type, value_type>::value,
+                "kcla::multiply_transpose: y and z must hold the semiring's value_type");
+  return check_product_extents(y, z, cols, rows, what + " " + std::to_string(cols) + " columns",
+                               what + " " + std::to_string(rows) + " rows",
+                               "kcla::multiply_transpose", "y", "z");
+}
+
 }  // namespace kcla::detail
