@@ -66,16 +66,19 @@ Spread spread(double v) {
   return s;
 }
 
+/// "grid P x Q ranks; tiles per rank ..; factor bytes per rank .." (collective).
 template <class Matrix>
-void print_distribution(const Matrix& a) {
+std::string distribution(const Matrix& a) {
   const Spread tiles = spread(static_cast<double>(a.local().tile_rows()) * a.local().tile_cols());
   const Spread bytes = spread(static_cast<double>(a.local_bytes()));
-  if (world_rank() == 0)
-    std::printf(
-        "grid       %d x %d ranks; tiles per rank %.0f..%.0f; factor bytes per rank %s..%s "
-        "(mean %s)\n",
-        a.grid().rows(), a.grid().cols(), tiles.min, tiles.max, megabytes(bytes.min).c_str(),
-        megabytes(bytes.max).c_str(), megabytes(bytes.mean).c_str());
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "grid       %d x %d ranks; tiles per rank %.0f..%.0f; factor bytes per rank "
+                "%s..%s (mean %s)\n",
+                a.grid().rows(), a.grid().cols(), tiles.min, tiles.max,
+                megabytes(bytes.min).c_str(), megabytes(bytes.max).c_str(),
+                megabytes(bytes.mean).c_str());
+  return line;
 }
 
 }  // namespace
@@ -106,7 +109,8 @@ void compress_on_grid(const Source& src, const std::string& description, int til
           options.relative_tolerance > 0 ? "relative" : "absolute",
           options.relative_tolerance > 0 ? options.relative_tolerance : options.absolute_tolerance,
           options.max_rank > 0 ? (", max rank " + std::to_string(options.max_rank)).c_str() : "");
-    print_distribution(a);
+    const std::string grid_line = distribution(a);
+    if (world_rank() == 0) std::fputs(grid_line.c_str(), stdout);
   });
   if (world_rank() != 0) return;
   const auto info = read_tlr_hdf5_info(output);
@@ -128,7 +132,7 @@ struct GridGemmResult {
   DistributedGemmReport report;
   Spread received;
   double verify_error = -1, tolerance = 0;
-  std::string b_desc;
+  std::string b_desc, grid_line;
 };
 
 /// The whole of a distributed operand on every rank, in double (for --verify / --output).
@@ -157,7 +161,7 @@ GridGemmResult run_grid_gemm(const Arguments& args, const Exec& exec) {
   const int tile = a.tile_size();
   res.m = transa ? a.num_cols() : a.num_rows();
   res.k = transa ? a.num_rows() : a.num_cols();
-  print_distribution(a);
+  res.grid_line = distribution(a);
 
   TlrGemmOptions options;
   options.workspace_bytes = static_cast<std::size_t>(args.get_int("workspace", 0));
@@ -256,6 +260,7 @@ int gemm_on_grid(const Arguments& args, ScalarKind kind, const std::string& back
   std::printf("operands  A %s, B %s; precision %s%s; back end %s\n", args.positional()[0].c_str(),
               res.b_desc.c_str(), precision_note(kind, used).c_str(),
               args.has("tf32") ? " (tf32 math)" : "", backend_name.c_str());
+  std::fputs(res.grid_line.c_str(), stdout);
   const double dense_flops =
       2.0 * static_cast<double>(res.m) * static_cast<double>(res.n) * static_cast<double>(res.k);
   std::printf("time      %.4f ms (median of %lld, slowest rank); %.2f GFLOP/s dense-equivalent\n",
