@@ -142,6 +142,28 @@ TEST(DistributedTlr, EveryOpCombinationEqualsTheSingleProcessProduct) {
           check_product(grid, kinds, op_a, op_b, 45, 37, 29, 8, -0.5, gen);
 }
 
+TEST(DistributedTlr, SinglePrecisionMatchesTheSingleProcessProduct) {
+  auto gen = shared_rng();
+  using FWhole = kcla::TlrMatrix<float, memory_space>;
+  using FDense = Kokkos::View<float**, Kokkos::LayoutLeft, memory_space>;
+  for (const auto& grid : all_grids())
+    for (Op op_a : {Op::N, Op::T}) {
+      const FWhole a = kcla::random_tlr<float, memory_space>(
+          exec_space(), 48, 40, 8, kcla::test::random_ranks(gen, 48, 40, 8), gen());
+      const std::int64_t m = op_a == Op::N ? 48 : 40, k = op_a == Op::N ? 40 : 48;
+      FDense b("b", k, 12), c("c", m, 12);
+      kcla::fill_random(exec_space(), b, gen());
+      kcla::gemm(exec_space(), op_a, a, Op::N, b, 1.0, 0.0, c);
+      const HostMatrix bh = kcla::test::to_host(b);
+      std::vector<float> bf(bh.v.begin(), bh.v.end());
+      auto db = kcla::distribute<float, memory_space>(grid, bf.data(), k, 12, k, 8);
+      kcla::DistributedDenseMatrix<float, memory_space> dc(grid, m, 12, 8);
+      kcla::gemm(exec_space(), op_a, kcla::distribute<float, memory_space>(grid, a), Op::N, db, 1.0,
+                 0.0, dc);
+      EXPECT_LE(relative_difference(kcla::allgather(dc), kcla::test::to_host(c).v), 1e-5);
+    }
+}
+
 TEST(DistributedTlr, RanksWithoutTilesStillTakePart) {
   auto gen = shared_rng();
   // One tile row and one tile column of C: on a 2 x 2 grid three ranks hold no C block.
