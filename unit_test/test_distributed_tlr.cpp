@@ -344,6 +344,54 @@ TEST(DistributedTlr, APlanServesNewValuesOfTheSameStructure) {
   }
 }
 
+TEST(DistributedTlr, AnErrorOnSomeRanksIsAnErrorOnAll) {
+  auto gen = shared_rng();
+  // C has one block column: on a 1 x N grid only rank 0 holds blocks of C and plans local
+  // products, and only it meets the too small workspace budget. Every rank must throw
+  // (none may wait in a broadcast).
+  const kcla::ProcessGrid row(MPI_COMM_WORLD, 1, world_size());
+  const Whole a = random_whole(gen, 40, 40, 8);
+  const auto da = kcla::distribute<double, memory_space>(row, a);
+  Dense b(row, 40, 5, 8), c(row, 40, 5, 8);
+  kcla::TlrGemmOptions options;
+  options.workspace_bytes = 8;
+  EXPECT_THROW(kcla::analyze(Op::N, da, Op::N, b, c, options), kcla::Error);
+  // A file missing on every rank: every rank throws, naming it.
+  try {
+    kcla::read_tlr_hdf5<double, memory_space>(row, "/nonexistent/kcla.h5");
+    ADD_FAILURE() << "no error";
+  } catch (const kcla::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/kcla.h5"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DistributedTlr, DenseTf32PanelsGetLeadingDimensionsTheGroupedGemmTakes) {
+  auto gen = shared_rng();
+  // A dense A of 30 rows (not a multiple of 4) times a TLR B with TF32 math: the panels'
+  // leading dimensions are padded (host backends compute in fp32).
+  for (const auto& grid : all_grids()) {
+    using FWhole = kcla::TlrMatrix<float, memory_space>;
+    const FWhole b = kcla::random_tlr<float, memory_space>(
+        exec_space(), 24, 18, 8, kcla::test::random_ranks(gen, 24, 18, 8), gen());
+    std::vector<float> a(30 * 24);
+    for (auto& x : a) x = static_cast<float>(std::uniform_real_distribution<>(-1, 1)(gen));
+    Kokkos::View<float**, Kokkos::LayoutLeft, memory_space> aw("a", 30, 24), cw("c", 30, 18);
+    auto ah = Kokkos::create_mirror_view(aw);
+    for (int col = 0; col < 24; ++col)
+      for (int r = 0; r < 30; ++r) ah(r, col) = a[r + col * 30];
+    Kokkos::deep_copy(aw, ah);
+    kcla::gemm(exec_space(), Op::N, aw, Op::N, b, 1.0, 0.0, cw);
+    kcla::TlrGemmOptions options;
+    options.math = kcla::TlrMath::tf32;
+    kcla::DistributedDenseMatrix<float, memory_space> dc(grid, 30, 18, 8);
+    kcla::gemm(exec_space(), Op::N,
+               kcla::distribute<float, memory_space>(grid, a.data(), 30, 24, 30, 8), Op::N,
+               kcla::distribute<float, memory_space>(grid, b), 1.0, 0.0, dc, options);
+    EXPECT_LE(relative_difference(kcla::allgather(dc), kcla::test::to_host(cw).v),
+              kcla::test::product_tolerance<float>(kcla::TlrMath::tf32));
+  }
+}
+
 TEST(DistributedTlr, MismatchedOperandsAreRejected) {
   auto gen = shared_rng();
   const kcla::ProcessGrid grid(MPI_COMM_WORLD);

@@ -299,9 +299,6 @@ TlrHdf5Reader::TlrHdf5Reader(const std::string& path) : impl_(std::make_unique<I
   const ScalarKind kind = impl_->info.value_type;
   check_factor_dataset(file, group, "outer_factors", kind, layout.outer_size());
   check_factor_dataset(file, group, "inner_factors", kind, layout.inner_size());
-  check_allocation(path, "the factor arrays",
-                   static_cast<std::uint64_t>(layout.outer_size() + layout.inner_size()),
-                   element_bytes(kind));
 }
 
 TlrHdf5Reader::~TlrHdf5Reader() = default;
@@ -319,6 +316,10 @@ void TlrHdf5Reader::read_factors(const TlrLayout& target, ScalarKind kind, void*
   if (!same_tiles(layout, target))
     throw InvalidArgument("TlrHdf5Reader::read_factors: the target layout differs from " +
                           file.name() + "'s in shape, tiling or ranks");
+  // The whole matrix comes to this process: bound it by memory before reading.
+  check_allocation(file.name(), "the factor arrays",
+                   static_cast<std::uint64_t>(layout.outer_size() + layout.inner_size()),
+                   element_bytes(file_kind));
   auto check = [&](const void* data, bool is_outer) {
     const auto defect = padding_defect(layout, file_kind, data, is_outer);
     if (!defect.empty()) file.fail(is_outer ? "outer_factors" : "inner_factors", defect);
@@ -352,6 +353,10 @@ void TlrHdf5Reader::read_local_factors(int p, int P, int q, int Q, const TlrLayo
   if (!same_tiles(*local, target))
     throw InvalidArgument("TlrHdf5Reader::read_local_factors: the target layout differs from " +
                           file.name() + "'s local tiles in shape, tiling or ranks");
+  // Only this rank's tiles come here: bound them (not the whole file) by memory.
+  check_allocation(file.name(), "this rank's factor arrays",
+                   static_cast<std::uint64_t>(local->outer_size() + local->inner_size()),
+                   element_bytes(file_kind));
   // Local tiles come in global order in both arrays, so each array is one selection.
   const TlrLocalRanges ranges = tlr_local_ranges(layout, p, P, q, Q);
   auto check = [&](const void* data, bool is_outer) {

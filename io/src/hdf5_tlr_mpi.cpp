@@ -77,8 +77,13 @@ void write_tlr_hdf5_grid(MPI_Comm comm, const std::string& path, const TlrLayout
   const int p = rank / Q, q = rank % Q;
   const auto local = local_tlr_layout(global, p, P, q, Q);
   std::string problem;
+  if (global.tile_size() > (1 << 30) || global.rank_multiple() > 256 ||
+      global.leading_dim() > (1 << 30))
+    problem =
+        "tile size, rank multiple or leading dimension beyond what the format allows (2^30, "
+        "256, 2^30)";
   try {
-    check_tlr_padding(*local, kind, outer, inner);
+    if (problem.empty()) check_tlr_padding(*local, kind, outer, inner);
   } catch (const Error& e) {
     problem = "rank " + std::to_string(rank) + ": " + e.what();
   }
@@ -114,34 +119,45 @@ void write_tlr_hdf5_grid(MPI_Comm comm, const std::string& path, const TlrLayout
       throw FormatError(path, "cannot create the file (parallel HDF5)");
     }
     auto file = Hdf5File::adopt(id, path);
-    // Collective: the group, attributes and datasets are created by every rank.
-    auto group = file.create_group("/kcla_tlr");
-    const hid_t g = group.get();
-    file.write_attribute(g, "format", std::string(kTlrFormatName));
-    file.write_attribute(g, "version", std::int64_t{kTlrFormatVersion});
-    file.write_attribute(g, "rows", global.num_rows());
-    file.write_attribute(g, "cols", global.num_cols());
-    file.write_attribute(g, "tile_size", std::int64_t{global.tile_size()});
-    file.write_attribute(g, "rank_multiple", std::int64_t{global.rank_multiple()});
-    file.write_attribute(g, "leading_dim", std::int64_t{global.leading_dim()});
-    file.write_attribute(g, "value_type", std::string(tlr_value_type_name(kind)));
-    auto ranks = create_contiguous(file, g, "ranks", H5T_NATIVE_INT32,
-                                   static_cast<std::int64_t>(global.ranks().size()));
-    auto outer_set =
-        create_contiguous(file, g, "outer_factors", native_type(kind), global.outer_size());
-    auto inner_set =
-        create_contiguous(file, g, "inner_factors", native_type(kind), global.inner_size());
-    // Local tiles come in global order in both arrays: one selection per array.
-    const TlrLocalRanges ranges = tlr_local_ranges(global, p, P, q, Q);
-    if (rank == 0 && !global.ranks().empty()) {
-      const std::vector<std::int32_t> values(global.ranks().begin(), global.ranks().end());
-      if (H5Dwrite(ranks.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
-        failed = true, error = "'ranks': write failed";
+    // Collective: the group, attributes and datasets are created by every rank. A failure
+    // (on every rank alike, as metadata operations are collective) still reaches the commit
+    // below, which removes the temporary file.
+    try {
+      auto group = file.create_group("/kcla_tlr");
+      const hid_t g = group.get();
+      file.write_attribute(g, "format", std::string(kTlrFormatName));
+      file.write_attribute(g, "version", std::int64_t{kTlrFormatVersion});
+      file.write_attribute(g, "rows", global.num_rows());
+      file.write_attribute(g, "cols", global.num_cols());
+      file.write_attribute(g, "tile_size", std::int64_t{global.tile_size()});
+      file.write_attribute(g, "rank_multiple", std::int64_t{global.rank_multiple()});
+      file.write_attribute(g, "leading_dim", std::int64_t{global.leading_dim()});
+      file.write_attribute(g, "value_type", std::string(tlr_value_type_name(kind)));
+      auto ranks = create_contiguous(file, g, "ranks", H5T_NATIVE_INT32,
+                                     static_cast<std::int64_t>(global.ranks().size()));
+      auto outer_set =
+          create_contiguous(file, g, "outer_factors", native_type(kind), global.outer_size());
+      auto inner_set =
+          create_contiguous(file, g, "inner_factors", native_type(kind), global.inner_size());
+      // Local tiles come in global order in both arrays: one selection per array.
+      const TlrLocalRanges ranges = tlr_local_ranges(global, p, P, q, Q);
+      if (rank == 0 && !global.ranks().empty()) {
+        const std::vector<std::int32_t> values(global.ranks().begin(), global.ranks().end());
+        if (H5Dwrite(ranks.get(), H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) <
+            0)
+          failed = true, error = "'ranks': write failed";
+      }
+      if (!write_ranges(outer_set.get(), native_type(kind), ranges.outer, outer))
+        failed = true, error = "'outer_factors': write failed";
+      if (!write_ranges(inner_set.get(), native_type(kind), ranges.inner, inner))
+        failed = true, error = "'inner_factors': write failed";
+      // The metadata is written when the file is flushed: a failure there must not commit.
+      if (H5Fflush(file.id(), H5F_SCOPE_GLOBAL) < 0)
+        failed = true, error = "flushing the file failed (disk full?)";
+    } catch (const Error& e) {
+      failed = true;
+      error = e.what();
     }
-    if (!write_ranges(outer_set.get(), native_type(kind), ranges.outer, outer))
-      failed = true, error = "'outer_factors': write failed";
-    if (!write_ranges(inner_set.get(), native_type(kind), ranges.inner, inner))
-      failed = true, error = "'inner_factors': write failed";
     // Datasets, group and file close collectively as they leave this scope.
   }
   commit_collective_file(comm, path, temp, failed, error);

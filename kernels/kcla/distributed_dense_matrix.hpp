@@ -37,8 +37,16 @@ class DistributedDenseMatrix {
       : grid_(grid),
         row_map_(rows, block, grid.rows()),
         col_map_(cols, block, grid.cols()),
-        local_("kcla::distributed_dense::local", row_map_.local_extent(grid.row()),
-               col_map_.local_extent(grid.col())) {}
+        local_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_dense::local"),
+               row_map_.local_extent(grid.row()), col_map_.local_extent(grid.col())) {
+    // Zeroed in chunks: one kernel of 2^32+ iterations hangs Kokkos 3.4 on CUDA.
+    const std::int64_t n = static_cast<std::int64_t>(local_.span());
+    if (n > 0)
+      detail::parallel_for_large("kcla::distributed_dense::zero",
+                                 typename MemorySpace::execution_space(), n,
+                                 ZeroFill{local_.data()});
+    typename MemorySpace::execution_space().fence();
+  }
 
   const ProcessGrid& grid() const { return grid_; }
   std::int64_t num_rows() const { return row_map_.extent(); }
@@ -56,6 +64,13 @@ class DistributedDenseMatrix {
   }
 
  private:
+  struct ZeroFill {
+    Scalar* p;
+    KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+      p[e] = TlrScalarTraits<Scalar>::narrow(0.0);
+    }
+  };
+
   ProcessGrid grid_;
   BlockCyclic row_map_, col_map_;
   local_view local_;

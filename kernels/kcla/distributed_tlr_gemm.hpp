@@ -143,9 +143,16 @@ DistributedTlrGemmPlan<AOperand, BOperand> analyze(
   s->model_bytes = static_cast<double>(s->a.global_bytes(sizeof(Scalar))) * (Q - 1) / Q / P +
                    static_cast<double>(s->b.global_bytes(sizeof(Scalar))) * (P - 1) / P / Q;
   std::int64_t a_max = 0, b_max = 0;
+  // Dense panels of 16-bit or tf32 products get leading dimensions the grouped GEMM accepts.
+  int ld_multiple = 1;
+  if (TlrScalarTraits<Scalar>::kind == ScalarKind::f16 ||
+      TlrScalarTraits<Scalar>::kind == ScalarKind::bf16)
+    ld_multiple = 8;
+  else if (options.math == TlrMath::tf32)
+    ld_multiple = 4;
   for (int k = 0; k < s->steps; ++k) {
-    s->a_panels.push_back(detail::Panel<AOperand>::column(s->a, k));
-    s->b_panels.push_back(detail::Panel<BOperand>::row(s->b, k));
+    s->a_panels.push_back(detail::Panel<AOperand>::column(s->a, k, ld_multiple));
+    s->b_panels.push_back(detail::Panel<BOperand>::row(s->b, k, ld_multiple));
     a_max = std::max(a_max, s->a_panels.back().size());
     b_max = std::max(b_max, s->b_panels.back().size());
   }
@@ -165,12 +172,15 @@ DistributedTlrGemmPlan<AOperand, BOperand> analyze(
     }
   }
   const bool computes = s->c_rows > 0 && s->c_cols > 0;
-  for (int k = 0; k < s->steps; ++k) {
-    s->a_views.push_back(s->a_panels[k].view(s->slots[k % 2].a));
-    s->b_views.push_back(s->b_panels[k].view(s->slots[k % 2].b));
-    if (computes)
-      s->plans.push_back(kcla::analyze(Op::N, s->a_views[k], Op::N, s->b_views[k], options));
-  }
+  // Ranks without blocks of C plan nothing: agree on errors before any broadcast.
+  detail::on_every_rank(grid.comm(), [&] {
+    for (int k = 0; k < s->steps; ++k) {
+      s->a_views.push_back(s->a_panels[k].view(s->slots[k % 2].a));
+      s->b_views.push_back(s->b_panels[k].view(s->slots[k % 2].b));
+      if (computes)
+        s->plans.push_back(kcla::analyze(Op::N, s->a_views[k], Op::N, s->b_views[k], options));
+    }
+  });
   return plan_type(std::move(s));
 }
 
@@ -269,6 +279,7 @@ DistributedGemmReport gemm(const ExecutionSpace& exec,
     }
     if (s.plans.empty()) return;
     kcla::gemm(exec, s.plans[k], s.a_views[k], s.b_views[k], alpha, k == 0 ? beta : 1.0, local_c);
+    if (k == 0) detail::share_runtime(s.plans);
   };
   begin(0);
   for (int k = 0; k < s.steps; ++k) {

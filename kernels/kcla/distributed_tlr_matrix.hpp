@@ -152,9 +152,13 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress_on_grid(const ProcessGrid& gr
   const TileFill<T> local_fill = [&](int i, int j, T* tile, int ld) {
     fill(rmap.global_block(p, i), cmap.global_block(q, j), tile, ld);
   };
-  auto factors =
-      compress_tiles<T>(rmap.local_extent(p), cmap.local_extent(q), tile_size, local_fill, options,
-                        rank_multiple_for<Scalar>(options), tlr_leading_dim_multiple<Scalar>());
+  // A failed tile (LAPACK, memory) must stop every rank, not leave the others waiting.
+  TlrHostFactors<T> factors;
+  on_every_rank(grid.comm(), [&] {
+    factors = compress_tiles<T>(rmap.local_extent(p), cmap.local_extent(q), tile_size, local_fill,
+                                options, rank_multiple_for<Scalar>(options),
+                                tlr_leading_dim_multiple<Scalar>());
+  });
   auto structure = gather_tlr_structure(grid, *factors.layout, rows, cols, tile_size);
   return DistributedTlrMatrix<Scalar, MemorySpace>(grid, std::move(structure),
                                                    to_tlr_matrix<Scalar, MemorySpace>(factors));
@@ -255,17 +259,22 @@ template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memor
 DistributedTlrMatrix<Scalar, MemorySpace> read_tlr_hdf5(const ProcessGrid& grid,
                                                         const std::string& path) {
   constexpr ScalarKind kind = TlrScalarTraits<Scalar>::kind;
-  const detail::TlrHdf5Reader reader(path);
-  const auto structure =
-      detail::tlr_layout_for(reader.info().layout, reader.info().value_type, kind);
-  const auto local = local_tlr_layout(*structure, grid.row(), grid.rows(), grid.col(), grid.cols());
-  TlrMatrix<Scalar, MemorySpace> m(local);
-  auto u = Kokkos::create_mirror_view(m.outer_factors());
-  auto v = Kokkos::create_mirror_view(m.inner_factors());
-  reader.read_local_factors(grid.row(), grid.rows(), grid.col(), grid.cols(), *local, kind,
-                            u.data(), v.data());
-  Kokkos::deep_copy(m.outer_factors(), u);
-  Kokkos::deep_copy(m.inner_factors(), v);
+  // A bad file, or a bad range of it, must stop every rank alike.
+  std::shared_ptr<const TlrLayout> structure;
+  TlrMatrix<Scalar, MemorySpace> m;
+  detail::on_every_rank(grid.comm(), [&] {
+    const detail::TlrHdf5Reader reader(path);
+    structure = detail::tlr_layout_for(reader.info().layout, reader.info().value_type, kind);
+    const auto local =
+        local_tlr_layout(*structure, grid.row(), grid.rows(), grid.col(), grid.cols());
+    m = TlrMatrix<Scalar, MemorySpace>(local);
+    auto u = Kokkos::create_mirror_view(m.outer_factors());
+    auto v = Kokkos::create_mirror_view(m.inner_factors());
+    reader.read_local_factors(grid.row(), grid.rows(), grid.col(), grid.cols(), *local, kind,
+                              u.data(), v.data());
+    Kokkos::deep_copy(m.outer_factors(), u);
+    Kokkos::deep_copy(m.inner_factors(), v);
+  });
   return DistributedTlrMatrix<Scalar, MemorySpace>(grid, structure, m);
 }
 

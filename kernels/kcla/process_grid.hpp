@@ -1,7 +1,8 @@
 // A P x Q grid of the ranks of an MPI communicator, row-major (rank = p * Q + q), with a
 // communicator per grid row (ranks ordered by q) and per grid column (ordered by p): the
-// shape 2D block-cyclic matrices and SUMMA products live on. Copies are shallow; the
-// communicators are freed with the last copy (unless MPI is already finalized).
+// shape 2D block-cyclic matrices and SUMMA products live on. The grid works on duplicates
+// of the communicator (its messages never match the application's receives). Copies are
+// shallow; the communicators are freed with the last copy (unless MPI is finalized).
 #pragma once
 
 #include <kcla/config.hpp>
@@ -35,7 +36,8 @@ class ProcessGrid {
                             std::to_string(cols) + " grid needs " + std::to_string(rows * cols) +
                             " ranks, the communicator has " + std::to_string(size));
     auto s = std::make_shared<State>();
-    s->comm = comm;
+    // The grid's own communicator: its messages never meet the application's.
+    MPI_Comm_dup(comm, &s->comm);
     s->rows = rows;
     s->cols = cols;
     s->row = rank / cols;
@@ -79,6 +81,7 @@ class ProcessGrid {
       if (finalized) return;
       if (row_comm != MPI_COMM_NULL) MPI_Comm_free(&row_comm);
       if (col_comm != MPI_COMM_NULL) MPI_Comm_free(&col_comm);
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     }
   };
 

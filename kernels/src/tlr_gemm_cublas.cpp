@@ -200,8 +200,11 @@ class CublasRuntime : public TlrRuntime {
     ptr_capacity = want;
   }
 
-  bool same_key(const TlrBuffers& b) const {
-    return resolved_valid && std::memcmp(&b, &key, sizeof key) == 0 && key_arena == arena;
+  /// Pointer arrays resolved for this plan and these buffers are still valid (plans that
+  /// share a runtime resolve their own).
+  bool same_key(const TlrBuffers& b, const void* plan) const {
+    return resolved_valid && key_plan == plan && std::memcmp(&b, &key, sizeof key) == 0 &&
+           key_arena == arena;
   }
 
   cublasHandle_t handle[2] = {nullptr, nullptr};
@@ -215,6 +218,7 @@ class CublasRuntime : public TlrRuntime {
   std::vector<StageCall> calls;  // [3 * rectangle + stage - 1]
   TlrBuffers key;
   void* key_arena = nullptr;
+  const void* key_plan = nullptr;
   bool resolved_valid = false;
   cudaStream_t last_stream = nullptr;
 };
@@ -398,7 +402,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
   // in one copy; repeated products on the same data skip this.
   TlrBuffers buffers = in;
   buffers.set(TlrBuffer::workspace, nullptr);
-  if (!rt->same_key(buffers)) {
+  if (!rt->same_key(buffers, &d)) {
     if (rt->resolved_valid && rt->last_stream)
       check(cudaStreamSynchronize(rt->last_stream), "cudaStreamSynchronize");
     std::size_t total = 0;
@@ -421,6 +425,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
             "cudaMemcpyAsync(pointer arrays)");
     rt->key = buffers;
     rt->key_arena = rt->arena;
+    rt->key_plan = &d;
     rt->resolved_valid = true;
   }
   rt->last_stream = main;

@@ -23,6 +23,31 @@ inline void check_mpi(int code, const char* what) {
   throw Error(std::string(what) + ": " + std::string(text, static_cast<std::size_t>(length)));
 }
 
+/// Collective: throws on every rank when `error` is not empty on any rank (the rank's own
+/// message where it has one), so that no rank is left waiting in a later collective.
+inline void raise_if_any(MPI_Comm comm, const std::string& error) {
+  int mine = error.empty() ? 0 : 1, any = 0;
+  check_mpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (any == 0) return;
+  if (!error.empty()) throw Error(error);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  throw Error("rank " + std::to_string(rank) + ": another rank failed (see its message)");
+}
+
+/// Runs f (which makes no collective call); errors are agreed with raise_if_any.
+template <class F>
+void on_every_rank(MPI_Comm comm, F&& f) {
+  std::string error;
+  try {
+    f();
+  } catch (const std::exception& e) {
+    error = e.what();
+    if (error.empty()) error = "unknown error";
+  }
+  raise_if_any(comm, error);
+}
+
 /// Posts a nonblocking broadcast of `bytes` bytes at `data` from `root` of `comm`;
 /// the requests are appended to `requests`.
 inline void ibcast_bytes(void* data, std::int64_t bytes, int root, MPI_Comm comm,

@@ -4,15 +4,18 @@
 #pragma once
 
 #include <kcla/block_cyclic.hpp>
+#include <kcla/detail/mpi_transfer.hpp>
 #include <kcla/distributed_dense_matrix.hpp>
 #include <kcla/distributed_tlr_matrix.hpp>
 #include <kcla/process_grid.hpp>
 #include <kcla/tlr_matrix.hpp>
+#include <kcla/tlr_plan.hpp>
 #include <kcla/tlr_scalar.hpp>
 
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -99,7 +102,7 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
   std::shared_ptr<const TlrLayout> layout;
 
   // A side: tile column k over this grid row's tile rows.
-  static Panel column(const DistributedShape& x, int k) {
+  static Panel column(const DistributedShape& x, int k, int /*ld_multiple*/ = 1) {
     const BlockCyclic rmap = x.row_map();
     const TlrLayout& s = *x.structure;
     const int p = x.grid.row(), lr = rmap.local_blocks(p);
@@ -110,7 +113,7 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
                                               s.leading_dim())};
   }
   // B side: tile row k over this grid column's tile columns.
-  static Panel row(const DistributedShape& x, int k) {
+  static Panel row(const DistributedShape& x, int k, int /*ld_multiple*/ = 1) {
     const BlockCyclic cmap = x.col_map();
     const TlrLayout& s = *x.structure;
     const int q = x.grid.col(), lc = cmap.local_blocks(q);
@@ -166,36 +169,42 @@ template <class Scalar, class MemorySpace>
 struct Panel<DistributedDenseMatrix<Scalar, MemorySpace>> {
   using operand = DistributedDenseMatrix<Scalar, MemorySpace>;
   using factor_view = Kokkos::View<Scalar*, MemorySpace>;
-  using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutLeft, MemorySpace>;
-  std::int64_t rows = 0, cols = 0;
+  using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutStride, MemorySpace>;
+  std::int64_t rows = 0, cols = 0, ld = 1;  // column-major in its buffer, leading dimension ld
 
-  static Panel column(const DistributedShape& x, int k) {
-    return {x.row_map().local_extent(x.grid.row()), x.col_map().block_extent(k)};
+  static Panel make(std::int64_t rows, std::int64_t cols, int ld_multiple) {
+    const std::int64_t ld =
+        std::max<std::int64_t>(1, (rows + ld_multiple - 1) / ld_multiple * ld_multiple);
+    return {rows, cols, ld};
   }
-  static Panel row(const DistributedShape& x, int k) {
-    return {x.row_map().block_extent(k), x.col_map().local_extent(x.grid.col())};
+  static Panel column(const DistributedShape& x, int k, int ld_multiple = 1) {
+    return make(x.row_map().local_extent(x.grid.row()), x.col_map().block_extent(k), ld_multiple);
   }
-  std::int64_t size() const { return rows * cols; }
+  static Panel row(const DistributedShape& x, int k, int ld_multiple = 1) {
+    return make(x.row_map().block_extent(k), x.col_map().local_extent(x.grid.col()), ld_multiple);
+  }
+  std::int64_t size() const { return rows > 0 ? ld * cols : 0; }
 
   template <class Exec>
   void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    pack(exec, x.local(), std::pair<std::int64_t, std::int64_t>(0, rows),
-         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
-                                               std::int64_t{kk} * x.block_size() + cols),
-         buf);
+    const std::int64_t c0 = std::int64_t{kk} * x.block_size();
+    pack(exec, x.local(), {0, rows}, {c0, c0 + cols}, buf);
   }
   template <class Exec>
   void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    pack(exec, x.local(),
-         std::pair<std::int64_t, std::int64_t>(std::int64_t{kk} * x.block_size(),
-                                               std::int64_t{kk} * x.block_size() + rows),
-         std::pair<std::int64_t, std::int64_t>(0, cols), buf);
+    const std::int64_t r0 = std::int64_t{kk} * x.block_size();
+    pack(exec, x.local(), {r0, r0 + rows}, {0, cols}, buf);
   }
-  dense_view view(const factor_view& buf) const { return dense_view(buf.data(), rows, cols); }
+  dense_view view(const factor_view& buf) const {
+    return dense_view(buf.data(), Kokkos::LayoutStride(static_cast<std::size_t>(rows), 1,
+                                                       static_cast<std::size_t>(cols),
+                                                       static_cast<std::size_t>(ld)));
+  }
 
  private:
-  template <class Exec, class Range>
-  void pack(const Exec& exec, const dense_view& local, Range r, Range c,
+  template <class Exec>
+  void pack(const Exec& exec, const typename operand::local_view& local,
+            std::pair<std::int64_t, std::int64_t> r, std::pair<std::int64_t, std::int64_t> c,
             const factor_view& buf) const {
     if (rows == 0 || cols == 0) return;
     Kokkos::deep_copy(exec, view(buf), Kokkos::subview(local, r, c));
@@ -215,6 +224,17 @@ struct ScaleLocal {
     c(i, j) = traits::narrow(beta == 0 ? 0.0 : beta * static_cast<double>(traits::widen(c(i, j))));
   }
 };
+
+/// The steps' local plans run one after another on one execution space instance: once
+/// step 0 has made its backend runtime (cuBLAS handles, streams, workspace), every step
+/// shares it instead of making one each (the runtime re-resolves its pointer arrays per
+/// plan).
+inline void share_runtime(std::vector<TlrGemmPlan>& plans) {
+  if (plans.empty() || !plans[0].mutable_data().runtime) return;
+  const auto runtime = plans[0].mutable_data().runtime;
+  for (auto& p : plans)
+    if (!p.mutable_data().runtime) p.mutable_data().runtime = runtime;
+}
 
 /// Panel buffers of one step: device buffers, and host copies when staged.
 template <class Scalar, class MemorySpace>
