@@ -23,6 +23,19 @@
 
 namespace kcla {
 
+namespace detail {
+
+/// Zeros n values (a device functor cannot be a private member on CUDA).
+template <class Scalar>
+struct ZeroFill {
+  Scalar* p;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
+    p[e] = TlrScalarTraits<Scalar>::narrow(0.0);
+  }
+};
+
+}  // namespace detail
+
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
 class DistributedDenseMatrix {
  public:
@@ -44,7 +57,7 @@ class DistributedDenseMatrix {
     if (n > 0)
       detail::parallel_for_large("kcla::distributed_dense::zero",
                                  typename MemorySpace::execution_space(), n,
-                                 ZeroFill{local_.data()});
+                                 detail::ZeroFill<Scalar>{local_.data()});
     typename MemorySpace::execution_space().fence();
   }
 
@@ -64,13 +77,6 @@ class DistributedDenseMatrix {
   }
 
  private:
-  struct ZeroFill {
-    Scalar* p;
-    KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t e) const {
-      p[e] = TlrScalarTraits<Scalar>::narrow(0.0);
-    }
-  };
-
   ProcessGrid grid_;
   BlockCyclic row_map_, col_map_;
   local_view local_;

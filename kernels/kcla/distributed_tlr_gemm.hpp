@@ -164,12 +164,14 @@ DistributedTlrGemmPlan<AOperand, BOperand> analyze(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::a_panel"), a_max);
     slot.b = Kokkos::View<Scalar*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::b_panel"), b_max);
-    if (staged) {
-      slot.a_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
+    using staging_view = typename detail::PanelSlot<Scalar, MemorySpace>::staging_view;
+    // Staging only where a broadcast has receivers.
+    if (staged && Q > 1)
+      slot.a_host = staging_view(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::a_host"), a_max);
-      slot.b_host = Kokkos::View<Scalar*, Kokkos::HostSpace>(
+    if (staged && P > 1)
+      slot.b_host = staging_view(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::distributed_gemm::b_host"), b_max);
-    }
   }
   const bool computes = s->c_rows > 0 && s->c_cols > 0;
   // Ranks without blocks of C plan nothing: agree on errors before any broadcast.
@@ -231,6 +233,9 @@ DistributedGemmReport gemm(const ExecutionSpace& exec,
   }
   const std::int64_t bytes = static_cast<std::int64_t>(sizeof(Scalar));
   using range = std::pair<std::int64_t, std::int64_t>;
+  // A broadcast with receivers makes MPI (the host) read or write a panel buffer: the device
+  // must be done with it first. On one rank everything stays in stream order.
+  const bool a_sends = Q > 1, b_sends = P > 1, host_waits = a_sends || b_sends;
   // Packs (roots) and posts the two broadcasts of step k into its slot.
   auto begin = [&](int k) {
     auto& slot = s.slots[k % 2];
@@ -239,29 +244,32 @@ DistributedGemmReport gemm(const ExecutionSpace& exec,
     const int a_root = k % Q, b_root = k % P;
     if (q == a_root) pa.pack_column(exec, a, k / Q, slot.a);
     if (p == b_root) pb.pack_row(exec, b, k / P, slot.b);
+    if (!host_waits) return;
     exec.fence();
-    if (staged) {
-      if (q == a_root && pa.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(slot.a_host, range(0, pa.size())),
-                          Kokkos::subview(slot.a, range(0, pa.size())));
-      if (p == b_root && pb.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(slot.b_host, range(0, pb.size())),
-                          Kokkos::subview(slot.b, range(0, pb.size())));
+    if (staged && a_sends && q == a_root && pa.size() > 0)
+      Kokkos::deep_copy(Kokkos::subview(slot.a_host, range(0, pa.size())),
+                        Kokkos::subview(slot.a, range(0, pa.size())));
+    if (staged && b_sends && p == b_root && pb.size() > 0)
+      Kokkos::deep_copy(Kokkos::subview(slot.b_host, range(0, pb.size())),
+                        Kokkos::subview(slot.b, range(0, pb.size())));
+    if (a_sends) {
+      void* data =
+          staged ? static_cast<void*>(slot.a_host.data()) : static_cast<void*>(slot.a.data());
+      detail::ibcast_bytes(data, pa.size() * bytes, a_root, grid.row_comm(), slot.requests);
+      if (q == a_root)
+        report.panel_bytes_sent += pa.size() * bytes * (Q - 1);
+      else
+        report.panel_bytes_received += pa.size() * bytes;
     }
-    void* a_data =
-        staged ? static_cast<void*>(slot.a_host.data()) : static_cast<void*>(slot.a.data());
-    void* b_data =
-        staged ? static_cast<void*>(slot.b_host.data()) : static_cast<void*>(slot.b.data());
-    detail::ibcast_bytes(a_data, pa.size() * bytes, a_root, grid.row_comm(), slot.requests);
-    detail::ibcast_bytes(b_data, pb.size() * bytes, b_root, grid.col_comm(), slot.requests);
-    if (q == a_root)
-      report.panel_bytes_sent += pa.size() * bytes * (Q - 1);
-    else
-      report.panel_bytes_received += pa.size() * bytes;
-    if (p == b_root)
-      report.panel_bytes_sent += pb.size() * bytes * (P - 1);
-    else
-      report.panel_bytes_received += pb.size() * bytes;
+    if (b_sends) {
+      void* data =
+          staged ? static_cast<void*>(slot.b_host.data()) : static_cast<void*>(slot.b.data());
+      detail::ibcast_bytes(data, pb.size() * bytes, b_root, grid.col_comm(), slot.requests);
+      if (p == b_root)
+        report.panel_bytes_sent += pb.size() * bytes * (P - 1);
+      else
+        report.panel_bytes_received += pb.size() * bytes;
+    }
   };
   // Waits for step k's panels and adds their product to C.
   auto finish = [&](int k) {
@@ -269,23 +277,22 @@ DistributedGemmReport gemm(const ExecutionSpace& exec,
     detail::wait_all(slot.requests);
     const auto& pa = s.a_panels[k];
     const auto& pb = s.b_panels[k];
-    if (staged) {
-      if (q != k % Q && pa.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(slot.a, range(0, pa.size())),
-                          Kokkos::subview(slot.a_host, range(0, pa.size())));
-      if (p != k % P && pb.size() > 0)
-        Kokkos::deep_copy(Kokkos::subview(slot.b, range(0, pb.size())),
-                          Kokkos::subview(slot.b_host, range(0, pb.size())));
-    }
+    if (staged && a_sends && q != k % Q && pa.size() > 0)
+      Kokkos::deep_copy(Kokkos::subview(slot.a, range(0, pa.size())),
+                        Kokkos::subview(slot.a_host, range(0, pa.size())));
+    if (staged && b_sends && p != k % P && pb.size() > 0)
+      Kokkos::deep_copy(Kokkos::subview(slot.b, range(0, pb.size())),
+                        Kokkos::subview(slot.b_host, range(0, pb.size())));
     if (s.plans.empty()) return;
     kcla::gemm(exec, s.plans[k], s.a_views[k], s.b_views[k], alpha, k == 0 ? beta : 1.0, local_c);
     if (k == 0) detail::share_runtime(s.plans);
   };
   begin(0);
   for (int k = 0; k < s.steps; ++k) {
-    // Slot (k + 1) % 2 held step k - 1's panels: its product must be done before repacking.
+    // Slot (k + 1) % 2 held step k - 1's panels: its product must be done before MPI
+    // overwrites them (on one rank the stream orders repacking after that product).
     if (k + 1 < s.steps) {
-      exec.fence();
+      if (host_waits) exec.fence();
       begin(k + 1);
     }
     finish(k);

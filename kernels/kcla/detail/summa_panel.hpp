@@ -4,10 +4,12 @@
 #pragma once
 
 #include <kcla/block_cyclic.hpp>
+#include <kcla/detail/large_range.hpp>
 #include <kcla/detail/mpi_transfer.hpp>
 #include <kcla/distributed_dense_matrix.hpp>
 #include <kcla/distributed_tlr_matrix.hpp>
 #include <kcla/process_grid.hpp>
+#include <kcla/tlr_block_cyclic.hpp>
 #include <kcla/tlr_matrix.hpp>
 #include <kcla/tlr_plan.hpp>
 #include <kcla/tlr_scalar.hpp>
@@ -95,11 +97,35 @@ inline DistributedShape transposed_shape(const DistributedShape& x) {
 template <class Operand>
 struct Panel;
 
+/// Copies the segments of a packed panel in one launch, one team per segment: segment s
+/// fills panel elements start(s) .. start(s + 1) from element source(s) on of the outer
+/// (family 0) or inner (family 1) factor array.
+template <class Scalar, class ExecutionSpace, class MemorySpace>
+struct GatherSegments {
+  using member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  Kokkos::View<const std::int64_t*, MemorySpace> start, source;
+  Kokkos::View<const int*, MemorySpace> family;
+  const Scalar* outer;
+  const Scalar* inner;
+  Scalar* panel;
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    const int s = team.league_rank();
+    const Scalar* from = (family(s) == 0 ? outer : inner) + source(s);
+    Scalar* to = panel + start(s);
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, start(s + 1) - start(s)),
+                         [&](const std::int64_t e) { to[e] = from[e]; });
+  }
+};
+
 template <class Scalar, class MemorySpace>
 struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
   using operand = DistributedTlrMatrix<Scalar, MemorySpace>;
   using factor_view = typename TlrMatrix<Scalar, MemorySpace>::factor_view;
   std::shared_ptr<const TlrLayout> layout;
+  // On the root of the step's broadcast: where the panel's pieces lie in its local arrays.
+  Kokkos::View<const std::int64_t*, MemorySpace> start, source;
+  Kokkos::View<const int*, MemorySpace> family;
+  int segments = 0;
 
   // A side: tile column k over this grid row's tile rows.
   static Panel column(const DistributedShape& x, int k, int /*ld_multiple*/ = 1) {
@@ -108,9 +134,22 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
     const int p = x.grid.row(), lr = rmap.local_blocks(p);
     std::vector<int> ranks(static_cast<std::size_t>(lr));
     for (int i = 0; i < lr; ++i) ranks[i] = s.rank(rmap.global_block(p, i), k);
-    return {std::make_shared<const TlrLayout>(rmap.local_extent(p), s.tile_width(k), x.block,
-                                              std::move(ranks), s.rank_multiple(),
-                                              s.leading_dim())};
+    Panel panel;
+    panel.layout =
+        std::make_shared<const TlrLayout>(rmap.local_extent(p), s.tile_width(k), x.block,
+                                          std::move(ranks), s.rank_multiple(), s.leading_dim());
+    if (x.grid.col() == k % x.grid.cols()) {
+      // U of each local tile (i, kk), then the local inner panel kk.
+      const auto l = local_tlr_layout(s, p, x.grid.rows(), x.grid.col(), x.grid.cols());
+      const int kk = k / x.grid.cols();
+      const std::int64_t ld = l->leading_dim();
+      std::vector<Segment> pieces;
+      for (int i = 0; i < l->tile_rows(); ++i)
+        pieces.push_back({l->outer_offset(i, kk), ld * l->stored_rank(i, kk), 0});
+      pieces.push_back({l->inner_offset(0, kk), ld * l->inner_width(kk), 1});
+      panel.set_segments(pieces);
+    }
+    return panel;
   }
   // B side: tile row k over this grid column's tile columns.
   static Panel row(const DistributedShape& x, int k, int /*ld_multiple*/ = 1) {
@@ -119,34 +158,33 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
     const int q = x.grid.col(), lc = cmap.local_blocks(q);
     std::vector<int> ranks(static_cast<std::size_t>(lc));
     for (int j = 0; j < lc; ++j) ranks[j] = s.rank(k, cmap.global_block(q, j));
-    return {std::make_shared<const TlrLayout>(s.tile_height(k), cmap.local_extent(q), x.block,
-                                              std::move(ranks), s.rank_multiple(),
-                                              s.leading_dim())};
+    Panel panel;
+    panel.layout =
+        std::make_shared<const TlrLayout>(s.tile_height(k), cmap.local_extent(q), x.block,
+                                          std::move(ranks), s.rank_multiple(), s.leading_dim());
+    if (x.grid.row() == k % x.grid.rows()) {
+      // The local outer panel kk, then V of each local tile (kk, j).
+      const auto l = local_tlr_layout(s, x.grid.row(), x.grid.rows(), q, x.grid.cols());
+      const int kk = k / x.grid.rows();
+      const std::int64_t ld = l->leading_dim();
+      std::vector<Segment> pieces;
+      pieces.push_back({l->outer_offset(kk, 0), ld * l->outer_width(kk), 0});
+      for (int j = 0; j < l->tile_cols(); ++j)
+        pieces.push_back({l->inner_offset(kk, j), ld * l->stored_rank(kk, j), 1});
+      panel.set_segments(pieces);
+    }
+    return panel;
   }
   std::int64_t size() const { return layout->outer_size() + layout->inner_size(); }
 
-  /// Root of a column panel: U of each local tile (i, kk), then the local inner panel kk.
+  /// On the root: the panel of its local matrix, in one launch.
   template <class Exec>
-  void pack_column(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
-    const TlrLayout& l = a.layout();
-    const std::int64_t ld = l.leading_dim();
-    for (int i = 0; i < l.tile_rows(); ++i)
-      copy(exec, buf, layout->outer_offset(i, 0), a.outer_factors(), l.outer_offset(i, kk),
-           ld * l.stored_rank(i, kk));
-    copy(exec, buf, layout->outer_size(), a.inner_factors(), l.inner_offset(0, kk),
-         ld * l.inner_width(kk));
+  void pack_column(const Exec& exec, const operand& x, int, const factor_view& buf) const {
+    gather(exec, x, buf);
   }
-  /// Root of a row panel: the local outer panel kk, then V of each local tile (kk, j).
   template <class Exec>
-  void pack_row(const Exec& exec, const operand& x, int kk, const factor_view& buf) const {
-    const TlrMatrix<Scalar, MemorySpace>& a = x.local();
-    const TlrLayout& l = a.layout();
-    const std::int64_t ld = l.leading_dim();
-    copy(exec, buf, 0, a.outer_factors(), l.outer_offset(kk, 0), ld * l.outer_width(kk));
-    for (int j = 0; j < l.tile_cols(); ++j)
-      copy(exec, buf, layout->outer_size() + layout->inner_offset(0, j), a.inner_factors(),
-           l.inner_offset(kk, j), ld * l.stored_rank(kk, j));
+  void pack_row(const Exec& exec, const operand& x, int, const factor_view& buf) const {
+    gather(exec, x, buf);
   }
   TlrMatrix<Scalar, MemorySpace> view(const factor_view& buf) const {
     const std::int64_t no = layout->outer_size(), ni = layout->inner_size();
@@ -155,13 +193,34 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
   }
 
  private:
+  struct Segment {
+    std::int64_t source, length;
+    int family;
+  };
+
+  void set_segments(const std::vector<Segment>& pieces) {
+    std::vector<std::int64_t> starts{0}, sources;
+    std::vector<int> families;
+    for (const auto& piece : pieces) {
+      if (piece.length == 0) continue;
+      sources.push_back(piece.source);
+      families.push_back(piece.family);
+      starts.push_back(starts.back() + piece.length);
+    }
+    segments = static_cast<int>(sources.size());
+    start = to_space<std::int64_t, MemorySpace>(starts, "kcla::summa::segment_start");
+    source = to_space<std::int64_t, MemorySpace>(sources, "kcla::summa::segment_source");
+    family = to_space<int, MemorySpace>(families, "kcla::summa::segment_family");
+  }
+
   template <class Exec>
-  static void copy(const Exec& exec, const factor_view& dst, std::int64_t at,
-                   const factor_view& src, std::int64_t from, std::int64_t n) {
-    if (n == 0) return;
-    using range = std::pair<std::int64_t, std::int64_t>;
-    Kokkos::deep_copy(exec, Kokkos::subview(dst, range(at, at + n)),
-                      Kokkos::subview(src, range(from, from + n)));
+  void gather(const Exec& exec, const operand& x, const factor_view& buf) const {
+    if (segments == 0) return;
+    Kokkos::parallel_for("kcla::summa::pack_panel",
+                         Kokkos::TeamPolicy<Exec>(exec, segments, Kokkos::AUTO),
+                         GatherSegments<Scalar, Exec, MemorySpace>{
+                             start, source, family, x.local().outer_factors().data(),
+                             x.local().inner_factors().data(), buf.data()});
   }
 };
 
@@ -236,11 +295,25 @@ inline void share_runtime(std::vector<TlrGemmPlan>& plans) {
     if (!p.mutable_data().runtime) p.mutable_data().runtime = runtime;
 }
 
+/// Where panels wait for MPI when it cannot take device pointers: pinned host memory for
+/// CUDA (copies at the link's speed), host memory otherwise.
+template <class MemorySpace>
+struct StagingSpace {
+  using type = Kokkos::HostSpace;
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+struct StagingSpace<Kokkos::CudaSpace> {
+  using type = Kokkos::CudaHostPinnedSpace;
+};
+#endif
+
 /// Panel buffers of one step: device buffers, and host copies when staged.
 template <class Scalar, class MemorySpace>
 struct PanelSlot {
+  using staging_view = Kokkos::View<Scalar*, typename StagingSpace<MemorySpace>::type>;
   Kokkos::View<Scalar*, MemorySpace> a, b;
-  Kokkos::View<Scalar*, Kokkos::HostSpace> a_host, b_host;
+  staging_view a_host, b_host;
   std::vector<MPI_Request> requests;
 };
 
