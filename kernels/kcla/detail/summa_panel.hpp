@@ -97,9 +97,9 @@ inline DistributedShape transposed_shape(const DistributedShape& x) {
 template <class Operand>
 struct Panel;
 
-/// Copies the segments of a packed panel in one launch, one team per segment: segment s
-/// fills panel elements start(s) .. start(s + 1) from element source(s) on of the outer
-/// (family 0) or inner (family 1) factor array.
+/// Copies the segments of a packed panel in one launch, one team per segment (pieces of at
+/// most 2^14 elements): segment s fills panel elements start(s) .. start(s + 1) from
+/// element source(s) on of the outer (family 0) or inner (family 1) factor array.
 template <class Scalar, class ExecutionSpace, class MemorySpace>
 struct GatherSegments {
   using member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -199,14 +199,17 @@ struct Panel<DistributedTlrMatrix<Scalar, MemorySpace>> {
   };
 
   void set_segments(const std::vector<Segment>& pieces) {
+    // Pieces are cut into chunks so that many teams share a long one: one team alone
+    // copies a few GB/s on a GPU.
+    constexpr std::int64_t chunk = std::int64_t{1} << 14;
     std::vector<std::int64_t> starts{0}, sources;
     std::vector<int> families;
-    for (const auto& piece : pieces) {
-      if (piece.length == 0) continue;
-      sources.push_back(piece.source);
-      families.push_back(piece.family);
-      starts.push_back(starts.back() + piece.length);
-    }
+    for (const auto& piece : pieces)
+      for (std::int64_t done = 0; done < piece.length; done += chunk) {
+        sources.push_back(piece.source + done);
+        families.push_back(piece.family);
+        starts.push_back(starts.back() + std::min(chunk, piece.length - done));
+      }
     segments = static_cast<int>(sources.size());
     start = to_space<std::int64_t, MemorySpace>(starts, "kcla::summa::segment_start");
     source = to_space<std::int64_t, MemorySpace>(sources, "kcla::summa::segment_source");
