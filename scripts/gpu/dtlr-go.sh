@@ -40,7 +40,7 @@ for b in dense tlr; do
 done
 echo "== the tool under mpirun -np 2"
 cd "$out" || exit 1
-timeout 200 mpirun -np 2 "$here/bin/kcla" tlr compress --kernel matern32 --points 16384 \
+timeout 200 mpirun -np 2 "$here/bin/kcla" tlr compress --kernel matern32 --points 8192 \
   --tile-size 512 --tolerance 1e-6 --precision fp32 -o k.h5 2>&1 | grep -E "compressed|grid|ranks|error"
 timeout 200 mpirun -np 2 "$here/bin/kcla" tlr gemm k.h5 --dense-cols 256 --backend cuda --verify \
   --repeat 10 2>&1 | grep -E "time|summa|verify|grid"
