@@ -86,6 +86,11 @@ class TlrHdf5Reader {
   TlrHdf5Reader& operator=(const TlrHdf5Reader&) = delete;
 
   const TlrFileInfo& info() const;
+  /// Throw FormatError unless this machine's memory (or KCLA_MEMORY_LIMIT_MB) holds the
+  /// whole factor arrays, or grid rank (p, q)'s share of them: checked before allocating,
+  /// so that a file declaring absurd sizes is refused from its sizes alone.
+  void require_memory_for_all() const;
+  void require_memory_for_tiles(int p, int P, int q, int Q) const;
   /// Reads both factor arrays (checksums verified, padding checked) into host memory laid
   /// out as `target` with elements of `kind`; `target` must have the file's shape, tiling
   /// and ranks (e.g. tlr_layout_for(info().layout, info().value_type, kind)). Reads straight into
@@ -127,6 +132,7 @@ template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memor
 TlrMatrix<Scalar, MemorySpace> read_tlr_hdf5(const std::string& path) {
   constexpr ScalarKind kind = TlrScalarTraits<Scalar>::kind;
   const detail::TlrHdf5Reader reader(path);
+  reader.require_memory_for_all();
   const auto layout = detail::tlr_layout_for(reader.info().layout, reader.info().value_type, kind);
   using view = typename TlrMatrix<Scalar, MemorySpace>::factor_view;
   view outer(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::tlr::outer_factors"),

@@ -307,6 +307,24 @@ const TlrFileInfo& TlrHdf5Reader::info() const {
   return impl_->info;
 }
 
+void TlrHdf5Reader::require_memory_for_all() const {
+  const TlrLayout& l = *impl_->info.layout;
+  check_allocation(impl_->file.name(), "the factor arrays",
+                   static_cast<std::uint64_t>(l.outer_size() + l.inner_size()),
+                   element_bytes(impl_->info.value_type));
+}
+
+void TlrHdf5Reader::require_memory_for_tiles(int p, int P, int q, int Q) const {
+  if (P < 1 || Q < 1 || p < 0 || p >= P || q < 0 || q >= Q)
+    throw InvalidArgument("TlrHdf5Reader: grid rank (" + std::to_string(p) + ", " +
+                          std::to_string(q) + ") outside a " + std::to_string(P) + " x " +
+                          std::to_string(Q) + " grid");
+  const auto local = local_tlr_layout(*impl_->info.layout, p, P, q, Q);
+  check_allocation(impl_->file.name(), "this rank's factor arrays",
+                   static_cast<std::uint64_t>(local->outer_size() + local->inner_size()),
+                   element_bytes(impl_->info.value_type));
+}
+
 void TlrHdf5Reader::read_factors(const TlrLayout& target, ScalarKind kind, void* outer,
                                  void* inner) const {
   const auto& file = impl_->file;
@@ -316,10 +334,7 @@ void TlrHdf5Reader::read_factors(const TlrLayout& target, ScalarKind kind, void*
   if (!same_tiles(layout, target))
     throw InvalidArgument("TlrHdf5Reader::read_factors: the target layout differs from " +
                           file.name() + "'s in shape, tiling or ranks");
-  // The whole matrix comes to this process: bound it by memory before reading.
-  check_allocation(file.name(), "the factor arrays",
-                   static_cast<std::uint64_t>(layout.outer_size() + layout.inner_size()),
-                   element_bytes(file_kind));
+  require_memory_for_all();
   auto check = [&](const void* data, bool is_outer) {
     const auto defect = padding_defect(layout, file_kind, data, is_outer);
     if (!defect.empty()) file.fail(is_outer ? "outer_factors" : "inner_factors", defect);
@@ -353,10 +368,7 @@ void TlrHdf5Reader::read_local_factors(int p, int P, int q, int Q, const TlrLayo
   if (!same_tiles(*local, target))
     throw InvalidArgument("TlrHdf5Reader::read_local_factors: the target layout differs from " +
                           file.name() + "'s local tiles in shape, tiling or ranks");
-  // Only this rank's tiles come here: bound them (not the whole file) by memory.
-  check_allocation(file.name(), "this rank's factor arrays",
-                   static_cast<std::uint64_t>(local->outer_size() + local->inner_size()),
-                   element_bytes(file_kind));
+  require_memory_for_tiles(p, P, q, Q);
   // Local tiles come in global order in both arrays, so each array is one selection.
   const TlrLocalRanges ranges = tlr_local_ranges(layout, p, P, q, Q);
   auto check = [&](const void* data, bool is_outer) {
@@ -452,6 +464,12 @@ void TlrHdf5Reader::read_factors(const TlrLayout&, ScalarKind, void*, void*) con
 }
 void TlrHdf5Reader::read_local_factors(int, int, int, int, const TlrLayout&, ScalarKind, void*,
                                        void*) const {
+  throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
+}
+void TlrHdf5Reader::require_memory_for_all() const {
+  throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
+}
+void TlrHdf5Reader::require_memory_for_tiles(int, int, int, int) const {
   throw InvalidArgument("TlrHdf5Reader: kcla was built without HDF5");
 }
 void write_tlr_hdf5_host(const std::string& path, const TlrLayout&, ScalarKind, const void*,

@@ -264,6 +264,7 @@ DistributedTlrMatrix<Scalar, MemorySpace> read_tlr_hdf5(const ProcessGrid& grid,
   TlrMatrix<Scalar, MemorySpace> m;
   detail::on_every_rank(grid.comm(), [&] {
     const detail::TlrHdf5Reader reader(path);
+    reader.require_memory_for_tiles(grid.row(), grid.rows(), grid.col(), grid.cols());
     structure = detail::tlr_layout_for(reader.info().layout, reader.info().value_type, kind);
     const auto local =
         local_tlr_layout(*structure, grid.row(), grid.rows(), grid.col(), grid.cols());
