@@ -296,11 +296,7 @@ GemmResult run_gemm(const Arguments& args) {
                             " but op(B) has " + std::to_string(bk) + " rows");
     PaddedMatrix<Scalar, memory> c("kcla::cli::C", res.m, res.n), c0("kcla::cli::C0", res.m, res.n);
     if (args.has("c")) {
-      const auto given = read_dense_matrix_market(args.get("c"));
-      if (given.rows != res.m || given.cols != res.n)
-        throw FormatError(args.get("c"), "is " + std::to_string(given.rows) + " x " +
-                                             std::to_string(given.cols) + ", C must be " +
-                                             std::to_string(res.m) + " x " + std::to_string(res.n));
+      const auto given = read_initial_c(args.get("c"), res.m, res.n);
       auto h = Kokkos::create_mirror_view(c0.full);
       for (std::int64_t col = 0; col < res.n; ++col)
         for (std::int64_t r = 0; r < res.m; ++r) h(r, col) = traits::narrow(given(r, col));

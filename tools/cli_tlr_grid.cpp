@@ -177,11 +177,7 @@ GridGemmResult run_grid_gemm(const Arguments& args, const Exec& exec) {
     DistributedDenseMatrix<Scalar, memory> c(grid, res.m, res.n, tile),
         c0(grid, res.m, res.n, tile);
     if (args.has("c")) {
-      const auto given = read_dense_matrix_market(args.get("c"));
-      if (given.rows != res.m || given.cols != res.n)
-        throw FormatError(args.get("c"), "is " + std::to_string(given.rows) + " x " +
-                                             std::to_string(given.cols) + ", C must be " +
-                                             std::to_string(res.m) + " x " + std::to_string(res.n));
+      const auto given = read_initial_c(args.get("c"), res.m, res.n);
       c0 = distribute<Scalar, memory>(grid, given.values.data(), given.rows, given.cols,
                                       std::max<std::int64_t>(1, given.rows), tile);
     } else {

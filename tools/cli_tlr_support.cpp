@@ -162,6 +162,15 @@ double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k) {
   }
 }
 
+DenseMatrix read_initial_c(const std::string& path, std::int64_t m, std::int64_t n) {
+  DenseMatrix given = read_dense_matrix_market(path);
+  if (given.rows != m || given.cols != n)
+    throw FormatError(path, "is " + std::to_string(given.rows) + " x " +
+                                std::to_string(given.cols) + ", C must be " + std::to_string(m) +
+                                " x " + std::to_string(n));
+  return given;
+}
+
 double product_error(bool transa, bool transb, double alpha, double beta, const DenseMatrix& a,
                      const DenseMatrix& b, DenseMatrix& reference, const DenseMatrix& result) {
   const std::int64_t m = reference.rows, n = reference.cols, k = transa ? a.rows : a.cols;

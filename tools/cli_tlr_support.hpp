@@ -45,6 +45,10 @@ KernelType parse_kernel(const std::string& name);
 /// precision's own (as the tests use), or 4 u sqrt(k) when larger.
 double product_tolerance(ScalarKind kind, bool tf32, std::int64_t k);
 
+/// The initial C of a product (--c FILE): a Matrix Market matrix of exactly m x n
+/// (FormatError naming the file otherwise).
+DenseMatrix read_initial_c(const std::string& path, std::int64_t m, std::int64_t n);
+
 /// The relative Frobenius error of `result` against alpha op(A) op(B) + beta C computed in
 /// double (`reference` holds C on entry and the exact product on return); infinity when
 /// not finite.

@@ -53,6 +53,10 @@ run 0 "$kcla" tlr gemm a.h5 --transb --dense-cols 300 --c c.mtx --beta -1 --work
   --repeat 1 --verify
 has out.txt "verify .*: OK"
 
+# A given C of the wrong shape: the file named.
+run 1 "$kcla" tlr gemm a.h5 --dense-cols 7 --c c.mtx --repeat 1
+has err.txt "c.mtx: is 300 x 300, C must be 300 x 7"
+
 # Without a budget, a target number of rectangles (pipelined, two arenas).
 run 0 "$kcla" tlr gemm a.h5 --dense-cols 300 --rectangles 3 --repeat 1 --verify
 has out.txt ", [23] rectangles"
@@ -150,6 +154,8 @@ if [ -n "$mpiexec" ]; then
   done
   run 0 "$mpiexec" -np 2 "$kcla" tlr compress --dense dense.mtx --tile-size 16 --tolerance 1e-9 --absolute -o dm.h5
   below out.txt "^error " 1e-8
+  run 1 "$mpiexec" -np 2 "$kcla" tlr gemm a.h5 --dense-cols 7 --c c.mtx --repeat 1
+  has err.txt "c.mtx: is 300 x 300, C must be 300 x 7"
   run 2 "$mpiexec" -np 2 "$kcla" tlr gemm a.h5 --grid 3x1 --repeat 1
   has err.txt "needs 3 ranks"
   run 2 "$kcla" tlr gemm a.h5 --grid 1x1 --repeat 1

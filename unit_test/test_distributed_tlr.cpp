@@ -411,6 +411,12 @@ TEST(DistributedTlr, MismatchedOperandsAreRejected) {
                  kcla::InvalidArgument);
   }
   EXPECT_THROW(kcla::ProcessGrid(MPI_COMM_WORLD, world_size() + 1, 1), kcla::InvalidArgument);
+  // A dense source with a leading dimension below its rows, or no tile size.
+  std::vector<double> dense(16, 1.0);
+  EXPECT_THROW((kcla::compress<double, memory_space>(grid, dense.data(), 4, 4, 3, 2)),
+               kcla::InvalidArgument);
+  EXPECT_THROW((kcla::compress<double, memory_space>(grid, dense.data(), 4, 4, 4, 0)),
+               kcla::InvalidArgument);
 }
 
 }  // namespace

@@ -71,9 +71,15 @@ int rank_multiple_for(const TlrCompressOptions& options) {
 
 /// Writes global tile (i, j) of the column-major host matrix `a` (rows x cols, leading
 /// dimension lda) in tiles of tile_size.
+/// Checks the source's type and dimensions (InvalidArgument).
 template <class Source>
 TileFill<Source> dense_tile_fill(const Source* a, std::int64_t rows, std::int64_t cols,
                                  std::int64_t lda, int tile_size) {
+  static_assert(std::is_same<Source, double>::value || std::is_same<Source, float>::value,
+                "compress: the dense source must be float or double");
+  if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
+    throw InvalidArgument("compress: bad dimensions or leading dimension");
+  if (tile_size < 1) throw InvalidArgument("compress: tile size must be positive");
   return [=](int i, int j, Source* tile, int ld) {
     const std::int64_t r0 = static_cast<std::int64_t>(i) * tile_size;
     const std::int64_t c0 = static_cast<std::int64_t>(j) * tile_size;
@@ -108,11 +114,6 @@ template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memor
 TlrMatrix<Scalar, MemorySpace> compress(const Source* a, std::int64_t rows, std::int64_t cols,
                                         std::int64_t lda, int tile_size,
                                         const TlrCompressOptions& options = {}) {
-  static_assert(std::is_same<Source, double>::value || std::is_same<Source, float>::value,
-                "compress: the dense source must be float or double");
-  if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
-    throw InvalidArgument("compress: bad dimensions or leading dimension");
-  if (tile_size < 1) throw InvalidArgument("compress: tile size must be positive");
   const auto fill = detail::dense_tile_fill(a, rows, cols, lda, tile_size);
   return detail::to_tlr_matrix<Scalar, MemorySpace>(detail::compress_tiles<Source>(
       rows, cols, tile_size, fill, options, detail::rank_multiple_for<Scalar>(options),

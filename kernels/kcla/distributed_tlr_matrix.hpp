@@ -190,10 +190,6 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress(const ProcessGrid& grid, cons
                                                    std::int64_t rows, std::int64_t cols,
                                                    std::int64_t lda, int tile_size,
                                                    const TlrCompressOptions& options = {}) {
-  static_assert(std::is_same<Source, double>::value || std::is_same<Source, float>::value,
-                "compress: the dense source must be float or double");
-  if (rows < 0 || cols < 0 || lda < std::max<std::int64_t>(1, rows))
-    throw InvalidArgument("compress: bad dimensions or leading dimension");
   const auto fill = detail::dense_tile_fill(a, rows, cols, lda, tile_size);
   return detail::compress_on_grid<Scalar, MemorySpace, Source>(grid, rows, cols, tile_size, fill,
                                                                options);
