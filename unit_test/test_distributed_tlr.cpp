@@ -6,6 +6,7 @@
 #include <kcla/distributed_tlr_gemm.hpp>
 #include <kcla/hdf5_tlr.hpp>
 #include <kcla/tlr_compress.hpp>
+#include <kcla/tlr_compress_randomized.hpp>
 
 #include <gtest/gtest.h>
 
@@ -247,6 +248,33 @@ TEST(DistributedTlr, CompressionSplitsTheTilesAndMatchesOneProcess) {
     EXPECT_LE(kcla::test::relative_error(kcla::test::decompress(kcla::allgather(d)),
                                          kcla::test::decompress(one_dense)),
               1e-14);
+  }
+}
+
+TEST(DistributedTlr, RandomizedCompressionOnEachRankMatchesOneProcess) {
+  // Uneven on purpose: 700 row points and 530 column points in tiles of 64.
+  auto gen = shared_rng();
+  kcla::PointSet rows{2, kcla::test::random_vector(gen, 2 * 700, 0.0, 1.0)};
+  kcla::PointSet cols{2, kcla::test::random_vector(gen, 2 * 530, 0.0, 1.0)};
+  kcla::CovarianceKernel kernel;
+  kernel.type = kcla::KernelType::matern52;
+  kernel.length_scale = 0.3;
+  kcla::TlrCompressOptions options;
+  options.relative_tolerance = 1e-7;
+  kcla::TlrCompressReport one_report;
+  const auto one = kcla::compress_kernel<double, memory_space>(exec_space(), rows, cols, kernel, 64,
+                                                               options, &one_report);
+  EXPECT_EQ(one_report.tiles, 11 * 9);
+  for (const auto& grid : all_grids()) {
+    kcla::TlrCompressReport report;
+    const auto d = kcla::compress_kernel<double, memory_space>(exec_space(), grid, rows, cols,
+                                                               kernel, 64, options, &report);
+    EXPECT_EQ(report.tiles, d.local().tile_rows() * d.local().tile_cols());
+    // A tile's samples and arithmetic do not depend on which rank or batch holds it.
+    ASSERT_EQ(d.structure().ranks(), one.layout().ranks());
+    EXPECT_LE(kcla::test::relative_error(kcla::test::decompress(kcla::allgather(d)),
+                                         kcla::test::decompress(one)),
+              1e-12);
   }
 }
 

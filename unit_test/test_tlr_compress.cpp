@@ -6,65 +6,15 @@
 
 #include <numeric>
 
+#include "tlr_compress_checks.hpp"
 #include "tlr_test_support.hpp"
 
 namespace {
 
+using kcla::test::check_error;
+using kcla::test::clustered_points;
 using kcla::test::HostMatrix;
-
-/// n points in the unit square, ordered along rows of a coarse grid so that nearby
-/// points get nearby indices (off-diagonal tiles are then far apart, hence low rank).
-kcla::PointSet clustered_points(std::mt19937_64& gen, std::int64_t n) {
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<std::pair<double, double>> p(static_cast<std::size_t>(n));
-  for (auto& q : p) q = {u(gen), u(gen)};
-  const int cells = 4;
-  std::sort(p.begin(), p.end(), [&](const auto& a, const auto& b) {
-    const int ca = static_cast<int>(a.first * cells) * cells + static_cast<int>(a.second * cells);
-    const int cb = static_cast<int>(b.first * cells) * cells + static_cast<int>(b.second * cells);
-    return ca != cb ? ca < cb : a.first < b.first;
-  });
-  kcla::PointSet s;
-  s.dimension = 2;
-  for (const auto& q : p) {
-    s.coordinates.push_back(q.first);
-    s.coordinates.push_back(q.second);
-  }
-  return s;
-}
-
-HostMatrix kernel_matrix(const kcla::PointSet& x, const kcla::CovarianceKernel& k) {
-  HostMatrix a{x.size(), x.size(),
-               std::vector<double>(static_cast<std::size_t>(x.size() * x.size()))};
-  for (std::int64_t c = 0; c < a.cols; ++c)
-    for (std::int64_t r = 0; r < a.rows; ++r) a(r, c) = k(x, r, x, c);
-  return a;
-}
-
-double frobenius(const HostMatrix& a) {
-  double s = 0;
-  for (double v : a.v) s += v * v;
-  return std::sqrt(s);
-}
-
-/// Every tile's error within max(rel ||A_ij||, abs), and the global consequence.
-void check_error(const HostMatrix& a, const HostMatrix& approx, int b, double rel, double abs) {
-  double total = 0, tiles = 0;
-  for (std::int64_t i0 = 0; i0 < a.rows; i0 += b)
-    for (std::int64_t j0 = 0; j0 < a.cols; j0 += b) {
-      double err = 0, norm = 0;
-      for (std::int64_t c = j0; c < std::min(a.cols, j0 + b); ++c)
-        for (std::int64_t r = i0; r < std::min(a.rows, i0 + b); ++r) {
-          err += (a(r, c) - approx(r, c)) * (a(r, c) - approx(r, c));
-          norm += a(r, c) * a(r, c);
-        }
-      EXPECT_LE(std::sqrt(err), std::max(rel * std::sqrt(norm), abs) * (1 + 1e-9) + 1e-14)
-          << "tile at " << i0 << "," << j0;
-      total += err;
-      tiles += 1;
-    }
-  EXPECT_LE(std::sqrt(total), rel * frobenius(a) + abs * std::sqrt(tiles) + 1e-13);
-}
+using kcla::test::kernel_matrix;
 
 TEST(TlrCompress, KernelMatricesMeetTheTolerance) {
   auto gen = kcla::test::rng();

@@ -33,6 +33,18 @@ struct TlrCompressOptions {
   int rank_multiple = 0;  // 0: TlrScalarTraits<Scalar>::rank_multiple
 };
 
+/// What a compression did. Randomized compression (kcla::compress_kernel with an execution
+/// space) measures every tile's error against its bound; the SVD path leaves this empty.
+struct TlrCompressReport {
+  int tiles = 0;
+  int batches = 0;                  // tile batches the device worked through
+  int max_rank = 0;                 // largest rank kept
+  std::int64_t sample_columns = 0;  // range-finder basis columns, summed over the tiles
+  int fallback_tiles = 0;           // measured over the bound: recompressed by the host SVD
+  int capped_tiles = 0;             // at max_rank and over the bound (as the SVD path allows)
+  double max_error_ratio = 0;       // largest measured error / bound of the kept device tiles
+};
+
 namespace detail {
 
 /// Packed host factors in the compression's own precision.
@@ -41,6 +53,40 @@ struct TlrHostFactors {
   std::shared_ptr<const TlrLayout> layout;
   std::vector<T> outer, inner;
 };
+
+/// One compressed tile: U (height x rank) and V (width x rank), column-major and
+/// contiguous, with the singular values split evenly between them.
+template <class T>
+struct CompressedTile {
+  int rank = 0;
+  std::vector<T> u, v;
+};
+
+/// Truncated SVD of the h x w column-major tile `a` (destroyed) at the options' tolerances.
+/// Returns LAPACK gesdd's info (0: success; `out` is then set).
+template <class T>
+int compress_tile_svd(int h, int w, T* a, const TlrCompressOptions& options,
+                      CompressedTile<T>& out);
+
+extern template int compress_tile_svd<double>(int, int, double*, const TlrCompressOptions&,
+                                              CompressedTile<double>&);
+extern template int compress_tile_svd<float>(int, int, float*, const TlrCompressOptions&,
+                                             CompressedTile<float>&);
+
+/// Packs compressed tiles (row-major tile order) into a layout and its factor arrays.
+template <class T>
+TlrHostFactors<T> pack_tiles(std::int64_t rows, std::int64_t cols, int tile_size,
+                             const std::vector<CompressedTile<T>>& tiles, int rank_multiple,
+                             int leading_dim_multiple);
+
+extern template TlrHostFactors<double> pack_tiles<double>(
+    std::int64_t, std::int64_t, int, const std::vector<CompressedTile<double>>&, int, int);
+extern template TlrHostFactors<float> pack_tiles<float>(std::int64_t, std::int64_t, int,
+                                                        const std::vector<CompressedTile<float>>&,
+                                                        int, int);
+
+/// Checks the options (InvalidArgument).
+void check_compress_options(const TlrCompressOptions& options);
 
 /// Writes tile (i, j) (height_i x width_j, column-major, leading dimension ld).
 template <class T>

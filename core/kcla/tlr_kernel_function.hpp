@@ -4,8 +4,11 @@
 
 #include <kcla/error.hpp>
 
+#include <Kokkos_Macros.hpp>
+
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,31 @@ enum class KernelType {
   inverse_distance,  // s l / r, and `self_value` at r = 0
 };
 
+/// k(r) for a kernel of the given type, variance and length scale; callable on the device
+/// (the device compression evaluates tiles there). An unknown type gives NaN.
+KOKKOS_INLINE_FUNCTION double covariance_value(KernelType type, double length_scale,
+                                               double variance, double self_value, double r) {
+  const double x = r / length_scale;
+  switch (type) {
+    case KernelType::exponential:
+    case KernelType::matern12:
+      return variance * std::exp(-x);
+    case KernelType::matern32: {
+      const double t = 1.7320508075688772 * x;  // sqrt(3)
+      return variance * (1 + t) * std::exp(-t);
+    }
+    case KernelType::matern52: {
+      const double t = 2.2360679774997896 * x;  // sqrt(5)
+      return variance * (1 + t + t * t / 3.0) * std::exp(-t);
+    }
+    case KernelType::gaussian:
+      return variance * std::exp(-0.5 * x * x);
+    case KernelType::inverse_distance:
+      return r == 0 ? self_value : variance / x;
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 /// k(r) with variance s and length scale l.
 struct CovarianceKernel {
   KernelType type = KernelType::exponential;
@@ -46,23 +74,14 @@ struct CovarianceKernel {
   double self_value = 0.0;  // inverse_distance only: the value at r = 0
 
   double operator()(double r) const {
-    const double x = r / length_scale;
     switch (type) {
       case KernelType::exponential:
       case KernelType::matern12:
-        return variance * std::exp(-x);
-      case KernelType::matern32: {
-        const double t = std::sqrt(3.0) * x;
-        return variance * (1 + t) * std::exp(-t);
-      }
-      case KernelType::matern52: {
-        const double t = std::sqrt(5.0) * x;
-        return variance * (1 + t + t * t / 3.0) * std::exp(-t);
-      }
+      case KernelType::matern32:
+      case KernelType::matern52:
       case KernelType::gaussian:
-        return variance * std::exp(-0.5 * x * x);
       case KernelType::inverse_distance:
-        return r == 0 ? self_value : variance / x;
+        return covariance_value(type, length_scale, variance, self_value, r);
     }
     throw InvalidArgument("CovarianceKernel: unknown kernel type");
   }

@@ -21,6 +21,7 @@
 #include <kcla/process_grid.hpp>
 #include <kcla/tlr_block_cyclic.hpp>
 #include <kcla/tlr_compress.hpp>
+#include <kcla/tlr_compress_randomized.hpp>
 #include <kcla/tlr_matrix.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -180,6 +181,48 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress_kernel(
   const auto fill = detail::kernel_tile_fill(rows, cols, kernel, tile_size);
   return detail::compress_on_grid<Scalar, MemorySpace, double>(grid, m, n, tile_size, fill,
                                                                options);
+}
+
+/// Collective: as compress_kernel(grid, ...), each rank compressing its own tiles on `exec`
+/// (its GPU in CUDA builds) by randomized range finding with every tile's error measured
+/// (kcla/tlr_compress_randomized.hpp). `report`, when given, describes this rank's tiles.
+template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space,
+          class ExecSpace, class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+DistributedTlrMatrix<Scalar, MemorySpace> compress_kernel(
+    const ExecSpace& exec, const ProcessGrid& grid, const PointSet& rows, const PointSet& cols,
+    const CovarianceKernel& kernel, int tile_size, const TlrCompressOptions& options = {},
+    TlrCompressReport* report = nullptr) {
+  if (rows.dimension != cols.dimension || rows.dimension < 1)
+    throw InvalidArgument("compress_kernel: point sets must share a positive dimension");
+  if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
+  const std::int64_t m = rows.size(), n = cols.size();
+  const BlockCyclic rmap(m, tile_size, grid.rows()), cmap(n, tile_size, grid.cols());
+  const int p = grid.row(), q = grid.col();
+  const auto where = [&](int i, int j) {
+    detail::TileExtent x;
+    x.row0 = static_cast<std::int64_t>(rmap.global_block(p, i)) * tile_size;
+    x.col0 = static_cast<std::int64_t>(cmap.global_block(q, j)) * tile_size;
+    x.height = static_cast<int>(std::min<std::int64_t>(tile_size, m - x.row0));
+    x.width = static_cast<int>(std::min<std::int64_t>(tile_size, n - x.col0));
+    return x;
+  };
+  const auto fill = detail::kernel_tile_fill(rows, cols, kernel, tile_size);
+  const detail::TileFill<double> local_fill = [&](int i, int j, double* tile, int ld) {
+    fill(rmap.global_block(p, i), cmap.global_block(q, j), tile, ld);
+  };
+  const std::int64_t local_rows = rmap.local_extent(p), local_cols = cmap.local_extent(q);
+  detail::TlrHostFactors<double> factors;
+  // A failed tile (LAPACK, memory, a non-finite kernel value) must stop every rank.
+  detail::on_every_rank(grid.comm(), [&] {
+    factors = detail::pack_tiles(
+        local_rows, local_cols, tile_size,
+        detail::compress_kernel_tiles_randomized(exec, rows, cols, kernel, local_rows, local_cols,
+                                                 tile_size, where, local_fill, options, report),
+        detail::rank_multiple_for<Scalar>(options), tlr_leading_dim_multiple<Scalar>());
+  });
+  auto structure = detail::gather_tlr_structure(grid, *factors.layout, m, n, tile_size);
+  return DistributedTlrMatrix<Scalar, MemorySpace>(
+      grid, std::move(structure), detail::to_tlr_matrix<Scalar, MemorySpace>(factors));
 }
 
 /// Collective: compresses the column-major host matrix `a` (rows x cols, leading dimension

@@ -1,6 +1,7 @@
 // The host BLAS backend: stages 1 and 3 as BLAS GEMMs (OpenBLAS threads them), stage 2 as
 // a loop over its tasks, spread over the host execution space's threads when the tasks
 // are small. fp16/bf16 blocks are widened to float around sgemm.
+#include <kcla/detail/single_threaded_blas.hpp>
 #include <kcla/detail/tlr_gemm_backend.hpp>
 #include <kcla/detail/tlr_host_driver.hpp>
 
@@ -75,6 +76,7 @@ void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double
       // ones: in order, BLAS threads each.
       const double task_flops = 2.0 * g.m * g.n * g.k;
       if (parallel && g.count >= 4 && task_flops < 2.0 * 128 * 128 * 128) {
+        const SingleThreadedBlas one_blas_thread_per_task;
         Kokkos::parallel_for(
             "kcla::tlr::blas_stage",
             Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(g.first, g.first + g.count),
