@@ -7,6 +7,7 @@
 #include <kcla/dense_matrix_market.hpp>
 #include <kcla/hdf5_tlr.hpp>
 #include <kcla/tlr_compress.hpp>
+#include <kcla/tlr_compress_randomized.hpp>
 #include <kcla/tlr_gemm.hpp>
 #include <kcla/tlr_random.hpp>
 #include <kcla/tlr_to_dense.hpp>
@@ -42,7 +43,9 @@ subcommands:
 const char* kCompressHelp =
     R"(usage: kcla tlr compress (--kernel K --points N | --dense FILE) --tile-size B -o OUT.h5 [options]
 
-Compresses every tile by a truncated SVD (on the host) and writes a kcla TLR file.
+Compresses every tile at a tolerance and writes a kcla TLR file: by a truncated SVD on the
+host, or (kernel sources) by randomized range finding on the build's default device, every
+tile's error measured there against its bound.
 
 source (one of):
   --kernel K           exponential, matern12, matern32, matern52, gaussian,
@@ -63,6 +66,10 @@ options:
   --relative           ||A_ij - U V^T||_F <= EPS ||A_ij||_F (the default)
   --absolute           ||A_ij - U V^T||_F <= EPS
   --max-rank R         cap every tile's rank (default: none)
+  --method M           svd: LAPACK gesdd per tile on the host cores; randomized: tiles
+                       generated and compressed on the default device (kernel sources
+                       only; a tile found over its bound is redone by the SVD); auto (the
+                       default): randomized for a kernel source in GPU builds, else svd
   --precision P        fp64 (default), fp32, fp16 or bf16: the stored factors
   --check              measure ||A - TLR||_F / ||A||_F of what was stored (done anyway
                        when the matrix has at most 2^22 entries; --no-check skips it)
@@ -123,7 +130,7 @@ int run_tlr_compress(int argc, char** argv) {
   }
   args.allow_only({"kernel", "points", "dim", "length-scale", "seed", "dense", "tile-size",
                    "tolerance", "relative", "absolute", "max-rank", "precision", "check",
-                   "no-check", "output", "grid", "help"});
+                   "no-check", "output", "grid", "method", "help"});
   if (args.has("grid") && mpi_ranks() < 2) throw UsageError("--grid goes with mpirun -np N, N > 1");
   if (!args.positional().empty())
     throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
@@ -141,6 +148,18 @@ int run_tlr_compress(int argc, char** argv) {
   if (max_rank < 0 || max_rank > std::numeric_limits<int>::max())
     throw UsageError("--max-rank must be non-negative");
   const ScalarKind kind = parse_precision(args.get("precision", "fp64"));
+  const std::string method = args.get("method", "auto");
+  if (method != "auto" && method != "svd" && method != "randomized")
+    throw UsageError("--method: auto, svd or randomized (not '" + method + "')");
+  if (method == "randomized" && !args.has("kernel"))
+    throw UsageError(
+        "--method randomized compresses kernel sources (--kernel); use svd for --dense");
+  const bool randomized =
+      args.has("kernel") &&
+      (method == "randomized" ||
+       (method == "auto" &&
+        !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                    Kokkos::DefaultExecutionSpace::memory_space>::accessible));
 
   Source src;
   std::string description;
@@ -184,17 +203,21 @@ int run_tlr_compress(int argc, char** argv) {
        static_cast<double>(src.rows()) * static_cast<double>(src.cols()) <= double(1 << 22));
   if (mpi_ranks() > 1) {
     compress_on_grid(src, description, static_cast<int>(tile), options, kind, output, check,
-                     args.get("grid"));
+                     args.get("grid"), randomized);
     return ok;
   }
   double seconds = 0, error = -1;
   ScalarKind used = kind;
+  TlrCompressReport report;
   with_scalar(kind, [&](auto tag) {
     using Scalar = typename decltype(tag)::type;
     used = TlrScalarTraits<Scalar>::kind;
     const auto start = std::chrono::steady_clock::now();
     const auto a =
-        src.is_kernel
+        randomized ? compress_kernel<Scalar, Kokkos::HostSpace>(
+                         Kokkos::DefaultExecutionSpace(), src.points, src.points, src.kernel,
+                         static_cast<int>(tile), options, &report)
+        : src.is_kernel
             ? compress_kernel<Scalar, Kokkos::HostSpace>(src.points, src.points, src.kernel,
                                                          static_cast<int>(tile), options)
             : compress<Scalar, Kokkos::HostSpace>(
@@ -209,6 +232,7 @@ int run_tlr_compress(int argc, char** argv) {
   std::printf("compressed %s -> %s in %.2f s (%s tolerance %g%s)\n", description.c_str(),
               output.c_str(), seconds, args.has("absolute") ? "absolute" : "relative", tolerance,
               cap.c_str());
+  print_method(randomized, report);
   const auto info = read_tlr_hdf5_info(output);
   print_summary(*info.layout, info.value_type);
   if (kind != used)

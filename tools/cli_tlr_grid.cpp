@@ -85,20 +85,24 @@ std::string distribution(const Matrix& a) {
 
 void compress_on_grid(const Source& src, const std::string& description, int tile,
                       const TlrCompressOptions& options, ScalarKind kind, const std::string& output,
-                      bool check, const std::string& grid_shape) {
+                      bool check, const std::string& grid_shape, bool randomized) {
   const ProcessGrid grid = make_grid(grid_shape);
   ScalarKind used = kind;
+  TlrCompressReport report;
   with_scalar(kind, [&](auto tag) {
     using Scalar = typename decltype(tag)::type;
     used = TlrScalarTraits<Scalar>::kind;
     MPI_Barrier(MPI_COMM_WORLD);
     const auto start = std::chrono::steady_clock::now();
-    const auto a = src.is_kernel
-                       ? compress_kernel<Scalar, Kokkos::HostSpace>(grid, src.points, src.points,
-                                                                    src.kernel, tile, options)
-                       : compress<Scalar, Kokkos::HostSpace>(
-                             grid, src.dense.values.data(), src.dense.rows, src.dense.cols,
-                             std::max<std::int64_t>(1, src.dense.rows), tile, options);
+    const auto a =
+        randomized ? compress_kernel<Scalar, Kokkos::HostSpace>(Kokkos::DefaultExecutionSpace(),
+                                                                grid, src.points, src.points,
+                                                                src.kernel, tile, options, &report)
+        : src.is_kernel ? compress_kernel<Scalar, Kokkos::HostSpace>(grid, src.points, src.points,
+                                                                     src.kernel, tile, options)
+                        : compress<Scalar, Kokkos::HostSpace>(
+                              grid, src.dense.values.data(), src.dense.rows, src.dense.cols,
+                              std::max<std::int64_t>(1, src.dense.rows), tile, options);
     const double seconds = max_over_ranks(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     write_tlr_hdf5(output, a);
@@ -112,7 +116,20 @@ void compress_on_grid(const Source& src, const std::string& description, int til
     const std::string grid_line = distribution(a);
     if (world_rank() == 0) std::fputs(grid_line.c_str(), stdout);
   });
+  // The ranks' reports summed (the largest error ratio: the maximum).
+  long long counts[5] = {report.tiles, report.batches, report.sample_columns, report.fallback_tiles,
+                         report.capped_tiles};
+  MPI_Allreduce(MPI_IN_PLACE, counts, 5, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  double ratio = report.max_error_ratio;
+  MPI_Allreduce(MPI_IN_PLACE, &ratio, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (world_rank() != 0) return;
+  report.tiles = static_cast<int>(counts[0]);
+  report.batches = static_cast<int>(counts[1]);
+  report.sample_columns = counts[2];
+  report.fallback_tiles = static_cast<int>(counts[3]);
+  report.capped_tiles = static_cast<int>(counts[4]);
+  report.max_error_ratio = ratio;
+  print_method(randomized, report);
   const auto info = read_tlr_hdf5_info(output);
   print_summary(*info.layout, info.value_type);
   if (kind != used)
@@ -282,7 +299,7 @@ int gemm_on_grid(const Arguments& args, ScalarKind kind, const std::string& back
 #else
 
 void compress_on_grid(const Source&, const std::string&, int, const TlrCompressOptions&, ScalarKind,
-                      const std::string&, bool, const std::string&) {
+                      const std::string&, bool, const std::string&, bool) {
   throw UsageError("this kcla was built without MPI");
 }
 int gemm_on_grid(const Arguments&, ScalarKind, const std::string&) {

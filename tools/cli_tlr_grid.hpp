@@ -15,7 +15,7 @@ namespace kcla::cli {
 /// on rank 0. `check`: rank 0 measures the stored matrix's error.
 void compress_on_grid(const Source& src, const std::string& description, int tile,
                       const TlrCompressOptions& options, ScalarKind kind, const std::string& output,
-                      bool check, const std::string& grid_shape);
+                      bool check, const std::string& grid_shape, bool randomized);
 
 /// Collective: kcla tlr gemm with the product distributed over the grid.
 int gemm_on_grid(const Arguments& args, ScalarKind kind, const std::string& backend);

@@ -73,34 +73,19 @@ void print_summary(const TlrLayout& l, ScalarKind kind) {
               compressed > 0 ? dense / compressed : 0.0);
 }
 
-/// n points uniform in [0, 1]^dim, sorted along a Z-order (Morton) curve.
-PointSet morton_points(std::int64_t n, int dim, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  const int bits = dim == 2 ? 31 : 21;
-  std::vector<std::pair<std::uint64_t, std::int64_t>> order(static_cast<std::size_t>(n));
-  std::vector<double> coords(static_cast<std::size_t>(n * dim));
-  for (std::int64_t p = 0; p < n; ++p) {
-    std::uint64_t code = 0;
-    std::uint64_t cell[3] = {0, 0, 0};
-    for (int d = 0; d < dim; ++d) {
-      const double x = u(gen);
-      coords[static_cast<std::size_t>(p * dim + d)] = x;
-      cell[d] = std::min<std::uint64_t>(static_cast<std::uint64_t>(x * double(1ULL << bits)),
-                                        (1ULL << bits) - 1);
-    }
-    for (int b = bits - 1; b >= 0; --b)
-      for (int d = 0; d < dim; ++d) code = (code << 1) | ((cell[d] >> b) & 1u);
-    order[static_cast<std::size_t>(p)] = {code, p};
+void print_method(bool randomized, const TlrCompressReport& report) {
+  if (!randomized) {
+    std::printf("method     svd: LAPACK gesdd per tile on the host\n");
+    return;
   }
-  std::sort(order.begin(), order.end());
-  PointSet s;
-  s.dimension = dim;
-  s.coordinates.reserve(coords.size());
-  for (const auto& [code, p] : order)
-    for (int d = 0; d < dim; ++d)
-      s.coordinates.push_back(coords[static_cast<std::size_t>(p * dim + d)]);
-  return s;
+  std::printf(
+      "method     randomized on %s: %d tiles in %d batches, %lld sample columns, every tile's "
+      "error measured (max %.3f of its bound); %d redone by the SVD%s\n",
+      Kokkos::DefaultExecutionSpace::name(), report.tiles, report.batches,
+      static_cast<long long>(report.sample_columns), report.max_error_ratio, report.fallback_tiles,
+      report.capped_tiles > 0
+          ? (", " + std::to_string(report.capped_tiles) + " over it at the rank cap").c_str()
+          : "");
 }
 
 KernelType parse_kernel(const std::string& name) {

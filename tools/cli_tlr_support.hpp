@@ -1,5 +1,5 @@
 // What the kcla tlr subcommands share, single-process and under mpirun: precision and
-// kernel names, the scalar type of a precision, summaries, Morton-ordered point sets, the
+// kernel names, the scalar type of a precision, summaries, the compression method, the
 // error of a compression, host copies in double and product tolerances.
 #pragma once
 
@@ -7,6 +7,7 @@
 
 #include <kcla/dense_matrix_market.hpp>
 #include <kcla/hdf5_tlr.hpp>
+#include <kcla/tlr_compress.hpp>
 #include <kcla/tlr_kernel_function.hpp>
 #include <kcla/tlr_layout.hpp>
 #include <kcla/tlr_matrix.hpp>
@@ -35,8 +36,8 @@ std::string megabytes(double bytes);
 /// Shape, precision, rank statistics and bytes of a TLR layout (kcla tlr info / compress).
 void print_summary(const TlrLayout& l, ScalarKind kind);
 
-/// n points uniform in [0, 1]^dim, sorted along a Z-order (Morton) curve.
-PointSet morton_points(std::int64_t n, int dim, std::uint64_t seed);
+/// The compression method's line: the SVD, or the randomized compression's report.
+void print_method(bool randomized, const TlrCompressReport& report);
 
 /// A --kernel name (UsageError otherwise).
 KernelType parse_kernel(const std::string& name);

@@ -92,6 +92,21 @@ below out.txt "^error " 1e-8
 run 0 "$kcla" tlr gemm d.h5 d.h5 --verify --repeat 1
 has out.txt "verify .*: OK"
 
+# --- the compression methods: randomized on the default device, the host SVD --------------
+run 0 "$kcla" tlr compress --kernel matern32 --points 300 --dim 2 --length-scale 0.2 --seed 3 \
+  --tile-size 32 --tolerance 1e-7 --method randomized -o ar.h5
+has out.txt "method +randomized on .*: 100 tiles in 1 batches"
+has out.txt "shape +300 x 300, tiles of 32: 10 x 10 grid"
+below out.txt "^error " 1e-6
+run 0 "$kcla" tlr compress --kernel matern32 --points 300 --dim 2 --length-scale 0.2 --seed 3 \
+  --tile-size 32 --tolerance 1e-7 --method svd -o as.h5
+has out.txt "method +svd"
+below out.txt "^error " 1e-6
+run 2 "$kcla" tlr compress --kernel gaussian --points 10 --tile-size 4 --method qr -o x.h5
+has err.txt "--method"
+run 2 "$kcla" tlr compress --dense a.h5 --tile-size 4 --method randomized -o x.h5
+has err.txt "kernel sources"
+
 # --- usage errors: exit 2, a message on stderr ----------------------------------------------
 run 2 "$kcla" tlr
 run 2 "$kcla" tlr frobnicate
@@ -152,6 +167,10 @@ if [ -n "$mpiexec" ]; then
       --repeat 1 --precision fp32 --verify
     has out.txt "verify .*OK"
   done
+  run 0 "$mpiexec" -np 3 "$kcla" tlr compress --kernel matern32 --points 300 --dim 2 \
+    --length-scale 0.2 --seed 3 --tile-size 32 --tolerance 1e-7 --method randomized -o gridr.h5
+  has out.txt "method +randomized on .*: 100 tiles in 3 batches"
+  below out.txt "^error " 1e-6
   run 0 "$mpiexec" -np 2 "$kcla" tlr compress --dense dense.mtx --tile-size 16 --tolerance 1e-9 --absolute -o dm.h5
   below out.txt "^error " 1e-8
   run 1 "$mpiexec" -np 2 "$kcla" tlr gemm a.h5 --dense-cols 7 --c c.mtx --repeat 1

@@ -43,6 +43,7 @@ struct TlrCompressReport {
   int fallback_tiles = 0;           // measured over the bound: recompressed by the host SVD
   int capped_tiles = 0;             // at max_rank and over the bound (as the SVD path allows)
   double max_error_ratio = 0;       // largest measured error / bound of the kept device tiles
+  double gemm_flops = 0;            // floating-point operations of the batched GEMMs
 };
 
 namespace detail {

@@ -32,6 +32,11 @@ struct PointSet {
   }
 };
 
+/// n points uniform in [0, 1]^dim (dim 1, 2 or 3; seeded), sorted along a Z-order (Morton)
+/// curve: points close in the order are close in space, so a tile of rows is a compact
+/// cluster and tiles far from the diagonal couple distant clusters (low rank).
+PointSet morton_points(std::int64_t n, int dim, std::uint64_t seed);
+
 enum class KernelType {
   exponential,       // s exp(-r/l)  (= Matern nu = 1/2)
   matern12,          // s exp(-r/l)

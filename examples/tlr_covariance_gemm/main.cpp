@@ -87,38 +87,6 @@ Options parse_arguments(int argc, char** argv) {
   return o;
 }
 
-/// N uniform points in the unit square, sorted along a Z-order (Morton) curve: points that
-/// are close in the order are close in space, so a tile row is a compact cluster and
-/// tiles far from the diagonal couple distant clusters (low rank).
-kcla::PointSet random_points(std::int64_t n, std::uint64_t seed) {
-  std::mt19937_64 gen(seed);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::vector<double> xy(static_cast<std::size_t>(2 * n));
-  for (auto& v : xy) v = unit(gen);
-  auto morton = [&](std::int64_t p) {
-    const auto qx = static_cast<std::uint32_t>(xy[2 * p] * 65535.0);
-    const auto qy = static_cast<std::uint32_t>(xy[2 * p + 1] * 65535.0);
-    std::uint64_t code = 0;
-    for (int b = 0; b < 16; ++b)
-      code |= (static_cast<std::uint64_t>((qx >> b) & 1u) << (2 * b)) |
-              (static_cast<std::uint64_t>((qy >> b) & 1u) << (2 * b + 1));
-    return code;
-  };
-  std::vector<std::int64_t> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), 0);
-  std::vector<std::uint64_t> codes(order.size());
-  for (std::int64_t p = 0; p < n; ++p) codes[p] = morton(p);
-  std::sort(order.begin(), order.end(),
-            [&](std::int64_t a, std::int64_t b) { return codes[a] < codes[b]; });
-  kcla::PointSet points;
-  points.dimension = 2;
-  for (auto p : order) {
-    points.coordinates.push_back(xy[2 * p]);
-    points.coordinates.push_back(xy[2 * p + 1]);
-  }
-  return points;
-}
-
 /// ||X - Y||_F / ||Y||_F of two matrices of the same shape (on the host).
 double relative_error(const Dense& x, const Dense& y) {
   const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
@@ -140,7 +108,7 @@ int run(const Options& o) {
   // 1. The TLR matrix: every tile generated from the kernel and compressed by a truncated
   //    SVD at the tolerance (on the host), then copied to the default memory space. The
   //    dense N x N matrix never exists.
-  const kcla::PointSet points = random_points(n, o.seed);
+  const kcla::PointSet points = kcla::morton_points(n, 2, o.seed);
   kcla::CovarianceKernel kernel;
   kernel.type = kcla::KernelType::exponential;
   kernel.length_scale = o.length_scale;

@@ -65,11 +65,14 @@ inline double gaussian_sample(int round, int row, int col) {
 template <class ExecSpace>
 class TileGemm {
  public:
+  double flops = 0;  // 2 m n k per product run so far
+
   void operator()(const ExecSpace& exec, const DgemmShape& shape,
                   const std::vector<const double*>& a, const std::vector<const double*>& b,
                   const std::vector<double*>& c) {
     const int count = static_cast<int>(c.size());
     if (count == 0) return;
+    flops += 2.0 * shape.m * shape.n * shape.k * count;
     exec.fence();
 #if KCLA_HAVE_CUDA
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
@@ -574,7 +577,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
           const SingleThreadedBlas one_blas_thread_per_tile;
           run_tasks(0, cn, [&](std::int64_t i) {
             const int t = list[static_cast<std::size_t>(c0 + i)];
-            const double budget2 = std::max(bound2[t] - 3.0 * est[t], 0.25 * bound2[t]);
+            const double budget2 = std::max(0.98 * bound2[t] - 3.0 * est[t], 0.25 * bound2[t]);
             keep[static_cast<std::size_t>(c0 + i)] =
                 gram_truncation(rb, packed_h.data() + i * block, budget2, options.max_rank);
           });
@@ -670,6 +673,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
                          std::to_string(info) + ")");
   });
   for (const auto& t : tiles) rep.max_rank = std::max(rep.max_rank, t.rank);
+  rep.gemm_flops = gemm.flops;
   if (report) *report = rep;
   return tiles;
 }
