@@ -8,7 +8,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,7 +67,8 @@ KOKKOS_INLINE_FUNCTION double covariance_value(KernelType type, double length_sc
     case KernelType::inverse_distance:
       return r == 0 ? self_value : variance / x;
   }
-  return std::numeric_limits<double>::quiet_NaN();
+  const double zero = 0.0;  // NaN without numeric_limits, which is host-only under CUDA
+  return zero / zero;
 }
 
 /// k(r) with variance s and length scale l.

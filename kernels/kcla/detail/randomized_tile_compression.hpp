@@ -362,6 +362,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
   using Mem = typename ExecSpace::memory_space;
   check_compress_options(options);
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
+  static_cast<void>(kernel(1.0));  // an unknown kernel type throws here, not NaNs on the device
   if (tuning.sample_block < 1 || tuning.batch_bytes < 1)
     throw InvalidArgument("compress_kernel: bad randomized-compression tuning");
   const int tr = static_cast<int>((local_rows + tile_size - 1) / tile_size);
@@ -537,7 +538,9 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
     std::map<int, std::vector<int>> groups;
     for (int t = 0; t < count; ++t)
       if (basis[t] > 0) groups[basis[t]].push_back(t);
-    for (const auto& [rb, list] : groups) {
+    for (const auto& group : groups) {
+      const int rb = group.first;
+      const std::vector<int>& list = group.second;
       const int n = static_cast<int>(list.size());
       rep.sample_columns += static_cast<std::int64_t>(rb) * n;
       set_slots(list);
