@@ -163,7 +163,8 @@ void run(const Options& o) {
         "{\"method\":\"%s\",\"space\":\"%s\",\"n\":%lld,\"tile\":%d,\"kernel\":\"%s\","
         "\"length_scale\":%g,\"tolerance\":%g,\"precision\":\"%s\",\"seconds\":%.3f,"
         "\"stored_gb\":%.3f,\"dense_gb\":%.3f,\"mean_rank\":%.1f,\"max_rank\":%d,"
-        "\"sample_columns\":%lld,\"gemm_tflops\":%.2f,\"fallback_tiles\":%d,"
+        "\"sample_columns\":%lld,\"gemm_tflops\":%.2f,\"range_s\":%.3f,\"eigen_s\":%.3f,"
+        "\"finish_s\":%.3f,\"fallback_tiles\":%d,"
         "\"measured_max_ratio\":%.3f,\"checked_tiles\":%d,\"checked_max_ratio\":%.3f}\n",
         method.c_str(),
         method == "device" ? Kokkos::DefaultExecutionSpace::name() : "host SVD (gesdd)",
@@ -171,7 +172,8 @@ void run(const Options& o) {
         o.precision.c_str(), seconds, bytes / 1e9,
         static_cast<double>(o.n) * o.n * sizeof(Scalar) / 1e9, mean_rank, max_rank,
         static_cast<long long>(report.sample_columns), report.gemm_flops / seconds / 1e12,
-        report.fallback_tiles, report.max_error_ratio, c.tiles, c.max_ratio);
+        report.range_seconds, report.eigen_seconds, report.finish_seconds, report.fallback_tiles,
+        report.max_error_ratio, c.tiles, c.max_ratio);
     std::fflush(stdout);
   }
 }

@@ -44,6 +44,9 @@ struct TlrCompressReport {
   int capped_tiles = 0;             // at max_rank and over the bound (as the SVD path allows)
   double max_error_ratio = 0;       // largest measured error / bound of the kept device tiles
   double gemm_flops = 0;            // floating-point operations of the batched GEMMs
+  // Where the time went: range finding (tile generation included), the host eigenproblems,
+  // and the rest (sketches, factors, measurement, transfers), summed over the batches.
+  double range_seconds = 0, eigen_seconds = 0, finish_seconds = 0;
 };
 
 namespace detail {

@@ -18,6 +18,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -430,10 +431,15 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
   auto slot_ptr = [&](const Kokkos::View<double*, Mem>& v, int slot, std::int64_t stride,
                       std::int64_t off = 0) { return v.data() + slot * stride + off; };
 
+  auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double range_seconds = 0, eigen_seconds = 0, finish_seconds = 0;
   std::vector<int> fallback;
   for (int first = 0; first < num_tiles; first += capacity) {
     const int count = std::min(capacity, num_tiles - first);
     ++rep.batches;
+    auto phase_start = std::chrono::steady_clock::now();
     std::vector<int> all(static_cast<std::size_t>(count));
     std::vector<TileExtent> ext(static_cast<std::size_t>(count));
     for (int t = 0; t < count; ++t) {
@@ -534,65 +540,121 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       r += se;
     }
 
-    // Truncation and measurement, in groups of equal basis size.
+    range_seconds += seconds_since(phase_start);
+    phase_start = std::chrono::steady_clock::now();
+    // Truncation and measurement, in groups of equal basis size: (1) per group the sketch
+    // B = Q^T A and its Gram matrix B B^T, packed together; (2) every tile's eigenproblem
+    // on the host at once, the largest first; (3) per group the factors, their measured
+    // error and their way to the host.
     std::map<int, std::vector<int>> groups;
     for (int t = 0; t < count; ++t)
       if (basis[t] > 0) groups[basis[t]].push_back(t);
+    std::vector<std::int64_t> gram_off(static_cast<std::size_t>(count), 0);
+    std::int64_t gram_total = 0;
+    for (const auto& group : groups)
+      for (int t : group.second) {
+        gram_off[t] = gram_total;
+        gram_total += static_cast<std::int64_t>(group.first) * group.first;
+      }
+    if (gram_total > INT32_MAX)
+      throw InvalidArgument(
+          "compress_kernel: a batch's sketches exceed 2^31 elements; "
+          "lower the batch memory");
+    struct GroupPointers {
+      std::vector<const double*> a, q, w1, w2;
+      std::vector<double*> oa, oq, ow1, ow2;
+    };
+    auto pointers_of = [&](const std::vector<int>& list) {
+      GroupPointers p;
+      for (int t : list) {
+        p.a.push_back(slot_ptr(batch.a, t, bb));
+        p.q.push_back(slot_ptr(batch.q, t, bb));
+        p.w1.push_back(slot_ptr(batch.w1, t, bb));
+        p.w2.push_back(slot_ptr(batch.w2, t, bb));
+        p.oa.push_back(slot_ptr(batch.a, t, bb));
+        p.oq.push_back(slot_ptr(batch.q, t, bb));
+        p.ow1.push_back(slot_ptr(batch.w1, t, bb));
+        p.ow2.push_back(slot_ptr(batch.w2, t, bb));
+      }
+      return p;
+    };
+    // ints = [rows | cols | offsets] per tile of `list`, then slots = list.
+    auto set_blocks = [&](const std::vector<int>& list, const std::vector<int>& rows,
+                          const std::vector<int>& cols, const std::vector<std::int64_t>& offsets) {
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const int t = list[i];
+        ints_h(i) = rows[t];
+        ints_h(capacity + i) = cols[t];
+        ints_h(2 * capacity + i) = static_cast<int>(offsets[t]);
+      }
+      Kokkos::deep_copy(exec, batch.ints, ints_h);
+      set_slots(list);
+    };
+    Kokkos::View<double*, Mem> grams(
+        Kokkos::ViewAllocateWithoutInitializing("kcla::compress::grams"),
+        static_cast<std::size_t>(std::max<std::int64_t>(gram_total, 1)));
+    for (const auto& group : groups) {
+      const int rb = group.first;
+      const std::vector<int>& list = group.second;
+      rep.sample_columns += static_cast<std::int64_t>(rb) * static_cast<std::int64_t>(list.size());
+      const GroupPointers p = pointers_of(list);
+      gemm(exec, {true, false, rb, b, b, b, b, b, 1.0, 0.0}, p.q, p.a, p.ow1);      // B = Q^T A
+      gemm(exec, {false, true, rb, rb, b, b, b, rb, 1.0, 0.0}, p.w1, p.w1, p.ow2);  // G = B B^T
+      set_blocks(list, basis, basis, gram_off);
+      move_blocks(exec, batch, static_cast<int>(list.size()), batch.w2, rb, grams, true);
+    }
+    auto grams_h = Kokkos::create_mirror_view(grams);
+    Kokkos::deep_copy(exec, grams_h, grams);
+    exec.fence();
+    std::vector<int> keep(static_cast<std::size_t>(count), 0);
+    {
+      const auto eigen_start = std::chrono::steady_clock::now();
+      std::vector<int> order;
+      for (int t = 0; t < count; ++t)
+        if (basis[t] > 0) order.push_back(t);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int x, int y) { return basis[x] > basis[y]; });
+      const SingleThreadedBlas one_blas_thread_per_tile;
+      run_tasks(0, static_cast<std::int64_t>(order.size()), [&](std::int64_t i) {
+        const int t = order[static_cast<std::size_t>(i)];
+        const double budget2 = std::max(0.98 * bound2[t] - 3.0 * est[t], 0.25 * bound2[t]);
+        keep[t] =
+            gram_truncation(basis[t], grams_h.data() + gram_off[t], budget2, options.max_rank);
+      });
+      eigen_seconds += seconds_since(eigen_start);
+    }
+    Kokkos::deep_copy(exec, grams, grams_h);
+    // The batch's kept factors, packed: U (height x keep) then V (width x keep) per tile.
+    std::vector<int> heights(static_cast<std::size_t>(count)),
+        widths(static_cast<std::size_t>(count));
+    std::vector<std::int64_t> u_off(static_cast<std::size_t>(count), 0),
+        v_off(static_cast<std::size_t>(count), 0);
+    std::int64_t total = 0;
+    for (int t = 0; t < count; ++t) {
+      heights[t] = ext[t].height;
+      widths[t] = ext[t].width;
+      u_off[t] = total;
+      total += static_cast<std::int64_t>(ext[t].height) * keep[t];
+      v_off[t] = total;
+      total += static_cast<std::int64_t>(ext[t].width) * keep[t];
+    }
+    if (total > INT32_MAX)
+      throw InvalidArgument(
+          "compress_kernel: a batch's factors exceed 2^31 elements; lower the batch memory");
+    Kokkos::View<double*, Mem> factors(
+        Kokkos::ViewAllocateWithoutInitializing("kcla::compress::factors"),
+        static_cast<std::size_t>(std::max<std::int64_t>(total, 1)));
+    std::vector<double> err2(static_cast<std::size_t>(count), 0.0);
     for (const auto& group : groups) {
       const int rb = group.first;
       const std::vector<int>& list = group.second;
       const int n = static_cast<int>(list.size());
-      rep.sample_columns += static_cast<std::int64_t>(rb) * n;
-      set_slots(list);
-      std::vector<const double*> pa(n), pq(n), pw1(n), pw2(n);
-      std::vector<double*> ow1(n), ow2(n), oa(n), oq(n);
-      for (int i = 0; i < n; ++i) {
-        const int t = list[i];
-        pa[i] = oa[i] = slot_ptr(batch.a, t, bb);
-        pq[i] = oq[i] = slot_ptr(batch.q, t, bb);
-        pw1[i] = ow1[i] = slot_ptr(batch.w1, t, bb);
-        pw2[i] = ow2[i] = slot_ptr(batch.w2, t, bb);
-      }
-      gemm(exec, {true, false, rb, b, b, b, b, b, 1.0, 0.0}, pq, pa, ow1);      // B = Q^T A
-      gemm(exec, {false, true, rb, rb, b, b, b, rb, 1.0, 0.0}, pw1, pw1, ow2);  // G = B B^T
-      // G to the host, eigenvectors back in its place.
-      std::vector<int> keep(static_cast<std::size_t>(n));
-      {
-        const std::int64_t block = static_cast<std::int64_t>(rb) * rb;
-        // Offsets in elements may exceed int for large groups: move them in chunks.
-        const int per_chunk = static_cast<int>(std::max<std::int64_t>(1, (1LL << 30) / block));
-        for (int c0 = 0; c0 < n; c0 += per_chunk) {
-          const int cn = std::min(per_chunk, n - c0);
-          std::vector<int> sub(list.begin() + c0, list.begin() + c0 + cn);
-          set_slots(sub);
-          for (int i = 0; i < cn; ++i) {
-            ints_h(i) = rb;
-            ints_h(capacity + i) = rb;
-            ints_h(2 * capacity + i) = static_cast<int>(i * block);
-          }
-          Kokkos::deep_copy(exec, batch.ints, ints_h);
-          Kokkos::View<double*, Mem> packed(
-              Kokkos::ViewAllocateWithoutInitializing("kcla::compress::gram_packed"), cn * block);
-          move_blocks(exec, batch, cn, batch.w2, rb, packed, true);
-          auto packed_h = Kokkos::create_mirror_view(packed);
-          Kokkos::deep_copy(exec, packed_h, packed);
-          exec.fence();
-          const SingleThreadedBlas one_blas_thread_per_tile;
-          run_tasks(0, cn, [&](std::int64_t i) {
-            const int t = list[static_cast<std::size_t>(c0 + i)];
-            const double budget2 = std::max(0.98 * bound2[t] - 3.0 * est[t], 0.25 * bound2[t]);
-            keep[static_cast<std::size_t>(c0 + i)] =
-                gram_truncation(rb, packed_h.data() + i * block, budget2, options.max_rank);
-          });
-          Kokkos::deep_copy(exec, packed, packed_h);
-          move_blocks(exec, batch, cn, batch.w2, rb, packed, false);
-          exec.fence();
-        }
-        set_slots(list);
-      }
-      gemm(exec, {true, false, b, rb, rb, b, rb, b, 1.0, 0.0}, pw1, pw2, oa);   // V = B^T Z
-      gemm(exec, {false, false, b, rb, rb, b, rb, b, 1.0, 0.0}, pq, pw2, ow1);  // U = Q Z
-      for (int i = 0; i < n; ++i) ints_h(i) = keep[i];
+      const GroupPointers p = pointers_of(list);
+      set_blocks(list, basis, basis, gram_off);
+      move_blocks(exec, batch, n, batch.w2, rb, grams, false);                      // Z over G
+      gemm(exec, {true, false, b, rb, rb, b, rb, b, 1.0, 0.0}, p.w1, p.w2, p.oa);   // V = B^T Z
+      gemm(exec, {false, false, b, rb, rb, b, rb, b, 1.0, 0.0}, p.q, p.w2, p.ow1);  // U = Q Z
+      for (int i = 0; i < n; ++i) ints_h(i) = keep[list[i]];
       Kokkos::deep_copy(exec, batch.ints, ints_h);
       balance_factors(exec, batch, n, rb);
       // Measure: the tile again, minus U V^T.
@@ -600,51 +662,29 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       for (int i = 0; i < n; ++i) group_ext[i] = ext[list[i]];
       set_extents(group_ext);
       generate_kernel_tiles(exec, rows_d, cols_d, dim, kernel, batch, n, batch.q);
-      gemm(exec, {false, true, b, b, rb, b, b, b, -1.0, 1.0}, pw1, pa, oq);
+      gemm(exec, {false, true, b, b, rb, b, b, b, -1.0, 1.0}, p.w1, p.a, p.oq);
       block_norms2(exec, batch, n, batch.q, 0, b);
-      const std::vector<double> err2 = read_sums(n);
-      // Factors to the host: U rows h, V rows w, keep[i] columns each.
-      std::int64_t total = 0;
-      std::vector<std::int64_t> u_off(static_cast<std::size_t>(n)),
-          v_off(static_cast<std::size_t>(n));
-      for (int i = 0; i < n; ++i) {
-        const TileExtent x = ext[list[i]];
-        u_off[i] = total;
-        total += static_cast<std::int64_t>(x.height) * keep[i];
-        v_off[i] = total;
-        total += static_cast<std::int64_t>(x.width) * keep[i];
-      }
-      if (total > INT32_MAX)
-        throw InvalidArgument(
-            "compress_kernel: a batch's factors exceed 2^31 elements; lower the batch memory");
-      Kokkos::View<double*, Mem> packed(
-          Kokkos::ViewAllocateWithoutInitializing("kcla::compress::factors"),
-          static_cast<std::size_t>(std::max<std::int64_t>(total, 1)));
-      for (int side = 0; side < 2; ++side) {
-        for (int i = 0; i < n; ++i) {
-          const TileExtent x = ext[list[i]];
-          ints_h(i) = side == 0 ? x.height : x.width;
-          ints_h(capacity + i) = keep[i];
-          ints_h(2 * capacity + i) = static_cast<int>(side == 0 ? u_off[i] : v_off[i]);
-        }
-        Kokkos::deep_copy(exec, batch.ints, ints_h);
-        move_blocks(exec, batch, n, side == 0 ? batch.w1 : batch.a, b, packed, true);
-        exec.fence();
-      }
-      auto packed_h = Kokkos::create_mirror_view(packed);
-      Kokkos::deep_copy(exec, packed_h, packed);
-      exec.fence();
-      for (int i = 0; i < n; ++i) {
-        const int t = list[i];
+      const std::vector<double> group_err2 = read_sums(n);
+      for (int i = 0; i < n; ++i) err2[list[i]] = group_err2[i];
+      set_blocks(list, heights, keep, u_off);
+      move_blocks(exec, batch, n, batch.w1, b, factors, true);
+      set_blocks(list, widths, keep, v_off);
+      move_blocks(exec, batch, n, batch.a, b, factors, true);
+    }
+    auto factors_h = Kokkos::create_mirror_view(factors);
+    Kokkos::deep_copy(exec, factors_h, factors);
+    exec.fence();
+    for (const auto& group : groups)
+      for (int t : group.second) {
         const TileExtent x = ext[t];
         auto& out = tiles[static_cast<std::size_t>(first + t)];
-        const int k = keep[i];
+        const int k = keep[t];
         out.rank = k;
-        out.u.assign(packed_h.data() + u_off[i],
-                     packed_h.data() + u_off[i] + static_cast<std::int64_t>(x.height) * k);
-        out.v.assign(packed_h.data() + v_off[i],
-                     packed_h.data() + v_off[i] + static_cast<std::int64_t>(x.width) * k);
-        const double err = std::sqrt(std::max(0.0, err2[i]));
+        out.u.assign(factors_h.data() + u_off[t],
+                     factors_h.data() + u_off[t] + static_cast<std::int64_t>(x.height) * k);
+        out.v.assign(factors_h.data() + v_off[t],
+                     factors_h.data() + v_off[t] + static_cast<std::int64_t>(x.width) * k);
+        const double err = std::sqrt(std::max(0.0, err2[t]));
         const double bound = std::sqrt(bound2[t]);
         if (!(err <= bound)) {
           if (options.max_rank > 0 && k >= options.max_rank) {
@@ -656,7 +696,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
           rep.max_error_ratio = std::max(rep.max_error_ratio, err / bound);
         }
       }
-    }
+    finish_seconds += seconds_since(phase_start);
   }
   // Tiles the device result missed: the host SVD, as the SVD path computes them.
   rep.fallback_tiles = static_cast<int>(fallback.size());
@@ -677,6 +717,9 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
   });
   for (const auto& t : tiles) rep.max_rank = std::max(rep.max_rank, t.rank);
   rep.gemm_flops = gemm.flops;
+  rep.range_seconds = range_seconds;
+  rep.eigen_seconds = eigen_seconds;
+  rep.finish_seconds = finish_seconds - eigen_seconds;
   if (report) *report = rep;
   return tiles;
 }
