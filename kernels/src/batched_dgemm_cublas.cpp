@@ -8,8 +8,17 @@
 #include "vendor_status.hpp"
 
 #include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
 
 namespace kcla::detail {
+
+long long cuda_free_bytes() {
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return static_cast<long long>(free);
+}
 
 CublasBatchedDgemm::CublasBatchedDgemm() {
   cublasHandle_t h = nullptr;

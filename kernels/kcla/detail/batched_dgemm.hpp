@@ -22,6 +22,9 @@ void batched_dgemm_host(const DgemmShape& shape, const double* const* a, const d
                         double* const* c, int count);
 
 #if KCLA_HAVE_CUDA
+/// Free memory on the current CUDA device, in bytes (cudaMemGetInfo).
+long long cuda_free_bytes();
+
 /// cuBLAS (cublasDgemmBatched) on `stream` (a cudaStream_t); pointer arrays and data in
 /// device memory. One handle for the object's lifetime.
 class CublasBatchedDgemm {

@@ -32,10 +32,12 @@ namespace kcla::detail {
 
 /// Tuning of randomized compression, in one place (docs/tlr.md says how it was chosen).
 struct RandomizedCompressionTuning {
-  int sample_block = 32;                 // basis columns added per round
-  std::int64_t batch_bytes = 4LL << 30;  // working memory for one batch of tiles
-  double stop_fraction = 1.0 / 16;       // stop when sampled residual^2 <= this * bound^2
-  double drop_tolerance = 1e-14;         // CholQR: drop a column whose new part^2 is below this
+  int sample_block = 32;  // basis columns added per round
+  // Working memory for one batch of tiles; 0: on a GPU a quarter of its free memory, at most
+  // 16 GiB (more tiles per batch keep more host cores busy on the eigenproblems), else 4 GiB.
+  std::int64_t batch_bytes = 0;
+  double stop_fraction = 1.0 / 16;  // stop when sampled residual^2 <= this * bound^2
+  double drop_tolerance = 1e-14;    // CholQR: drop a column whose new part^2 is below this
 };
 
 /// A local tile's place in the global matrix.
@@ -364,7 +366,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
   check_compress_options(options);
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
   static_cast<void>(kernel(1.0));  // an unknown kernel type throws here, not NaNs on the device
-  if (tuning.sample_block < 1 || tuning.batch_bytes < 1)
+  if (tuning.sample_block < 1 || tuning.batch_bytes < 0)
     throw InvalidArgument("compress_kernel: bad randomized-compression tuning");
   const int tr = static_cast<int>((local_rows + tile_size - 1) / tile_size);
   const int tc = static_cast<int>((local_cols + tile_size - 1) / tile_size);
@@ -379,9 +381,14 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
   const int b =
       static_cast<int>(std::min<std::int64_t>(tile_size, std::max(local_rows, local_cols)));
   const int s = std::min(tuning.sample_block, b);
+  std::int64_t batch_bytes = tuning.batch_bytes > 0 ? tuning.batch_bytes : (4LL << 30);
+#if KCLA_HAVE_CUDA
+  if (tuning.batch_bytes == 0 && std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    batch_bytes = std::min<std::int64_t>(16LL << 30, cuda_free_bytes() / 4);
+#endif
   const int capacity = static_cast<int>(std::max<std::int64_t>(
       1, std::min<std::int64_t>(num_tiles,
-                                tuning.batch_bytes / CompressionBatch<Mem>::bytes_per_tile(b, s))));
+                                batch_bytes / CompressionBatch<Mem>::bytes_per_tile(b, s))));
   const int dim = row_points.dimension;
 
   auto to_device = [&](const std::vector<double>& v, const char* name) {
