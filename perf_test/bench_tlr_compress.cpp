@@ -35,14 +35,6 @@ struct Options {
   std::uint64_t seed = 1;
 };
 
-kcla::KernelType parse_kernel(const std::string& name) {
-  for (auto t :
-       {kcla::KernelType::exponential, kcla::KernelType::matern12, kcla::KernelType::matern32,
-        kcla::KernelType::matern52, kcla::KernelType::gaussian, kcla::KernelType::inverse_distance})
-    if (name == kcla::to_string(t)) return t;
-  throw std::invalid_argument("--kernel: unknown kernel '" + name + "'");
-}
-
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -131,7 +123,9 @@ void run(const Options& o) {
   using Space = Kokkos::DefaultExecutionSpace::memory_space;
   const kcla::PointSet x = kcla::morton_points(o.n, o.dim, o.seed);
   kcla::CovarianceKernel k;
-  k.type = parse_kernel(o.kernel);
+  const auto type = kcla::kernel_type_from_string(o.kernel);
+  if (!type) throw std::invalid_argument("--kernel: unknown kernel '" + o.kernel + "'");
+  k.type = *type;
   k.length_scale = o.length_scale;
   k.self_value = 1.0;
   kcla::TlrCompressOptions options;

@@ -89,9 +89,7 @@ void print_method(bool randomized, const TlrCompressReport& report) {
 }
 
 KernelType parse_kernel(const std::string& name) {
-  for (KernelType t : {KernelType::exponential, KernelType::matern12, KernelType::matern32,
-                       KernelType::matern52, KernelType::gaussian, KernelType::inverse_distance})
-    if (name == to_string(t)) return t;
+  if (const auto type = kernel_type_from_string(name)) return *type;
   throw UsageError(
       "--kernel: exponential, matern12, matern32, matern52, gaussian or "
       "inverse_distance (not '" +

@@ -116,4 +116,17 @@ TEST(TlrCompress, RejectsBadArguments) {
                kcla::InvalidArgument);
 }
 
+TEST(TlrKernelFunction, NamesRoundTrip) {
+  for (auto type : {kcla::KernelType::exponential, kcla::KernelType::matern12,
+                    kcla::KernelType::matern32, kcla::KernelType::matern52,
+                    kcla::KernelType::gaussian, kcla::KernelType::inverse_distance}) {
+    const auto back = kcla::kernel_type_from_string(kcla::to_string(type));
+    ASSERT_TRUE(back.has_value());
+    // exponential and matern12 are one formula; the name of each comes back as itself.
+    EXPECT_EQ(kcla::to_string(*back), std::string(kcla::to_string(type)));
+  }
+  EXPECT_FALSE(kcla::kernel_type_from_string("matern72").has_value());
+  EXPECT_FALSE(kcla::kernel_type_from_string("").has_value());
+}
+
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,14 @@ inline const char* to_string(KernelType type) {
     default:
       return "inverse_distance";
   }
+}
+
+/// The kernel type to_string names, or nothing for another name.
+inline std::optional<KernelType> kernel_type_from_string(const std::string& name) {
+  for (KernelType t : {KernelType::exponential, KernelType::matern12, KernelType::matern32,
+                       KernelType::matern52, KernelType::gaussian, KernelType::inverse_distance})
+    if (name == to_string(t)) return t;
+  return std::nullopt;
 }
 
 }  // namespace kcla

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -140,29 +141,55 @@ DistributedTlrMatrix<Scalar, MemorySpace> distribute(const ProcessGrid& grid,
 
 namespace detail {
 
-/// Collective: each rank compresses its own tiles of a rows x cols matrix whose global
-/// tile (i, j) `fill` writes; then the ranks share their tiles' ranks.
-template <class Scalar, class MemorySpace, class T>
-DistributedTlrMatrix<Scalar, MemorySpace> compress_on_grid(const ProcessGrid& grid,
-                                                           std::int64_t rows, std::int64_t cols,
-                                                           int tile_size, const TileFill<T>& fill,
-                                                           const TlrCompressOptions& options) {
+/// Collective: each rank compresses its own tiles of a rows x cols matrix:
+/// compress_local(local_rows, local_cols, local_fill, where) returns the host factors of the
+/// rank's local layout, where local_fill writes local tile (i, j) from the global `fill` and
+/// where(i, j) places it in the global matrix. Then the ranks share their tiles' ranks.
+template <class Scalar, class MemorySpace, class T, class CompressLocal>
+DistributedTlrMatrix<Scalar, MemorySpace> compress_each_rank(const ProcessGrid& grid,
+                                                             std::int64_t rows, std::int64_t cols,
+                                                             int tile_size, const TileFill<T>& fill,
+                                                             CompressLocal&& compress_local) {
   if (tile_size < 1) throw InvalidArgument("compress: tile size must be positive");
   const BlockCyclic rmap(rows, tile_size, grid.rows()), cmap(cols, tile_size, grid.cols());
   const int p = grid.row(), q = grid.col();
   const TileFill<T> local_fill = [&](int i, int j, T* tile, int ld) {
     fill(rmap.global_block(p, i), cmap.global_block(q, j), tile, ld);
   };
-  // A failed tile (LAPACK, memory) must stop every rank, not leave the others waiting.
+  const auto where = [&](int i, int j) {
+    TileExtent x;
+    x.row0 = static_cast<std::int64_t>(rmap.global_block(p, i)) * tile_size;
+    x.col0 = static_cast<std::int64_t>(cmap.global_block(q, j)) * tile_size;
+    x.height = static_cast<int>(std::min<std::int64_t>(tile_size, rows - x.row0));
+    x.width = static_cast<int>(std::min<std::int64_t>(tile_size, cols - x.col0));
+    return x;
+  };
+  // A failed tile (LAPACK, memory, a non-finite kernel value) must stop every rank, not leave
+  // the others waiting.
   TlrHostFactors<T> factors;
   on_every_rank(grid.comm(), [&] {
-    factors = compress_tiles<T>(rmap.local_extent(p), cmap.local_extent(q), tile_size, local_fill,
-                                options, rank_multiple_for<Scalar>(options),
-                                tlr_leading_dim_multiple<Scalar>());
+    factors = compress_local(rmap.local_extent(p), cmap.local_extent(q), local_fill,
+                             std::function<TileExtent(int, int)>(where));
   });
   auto structure = gather_tlr_structure(grid, *factors.layout, rows, cols, tile_size);
   return DistributedTlrMatrix<Scalar, MemorySpace>(grid, std::move(structure),
                                                    to_tlr_matrix<Scalar, MemorySpace>(factors));
+}
+
+/// Collective: the host SVD of each rank's own tiles.
+template <class Scalar, class MemorySpace, class T>
+DistributedTlrMatrix<Scalar, MemorySpace> compress_on_grid(const ProcessGrid& grid,
+                                                           std::int64_t rows, std::int64_t cols,
+                                                           int tile_size, const TileFill<T>& fill,
+                                                           const TlrCompressOptions& options) {
+  return compress_each_rank<Scalar, MemorySpace, T>(
+      grid, rows, cols, tile_size, fill,
+      [&](std::int64_t local_rows, std::int64_t local_cols, const TileFill<T>& local_fill,
+          const std::function<TileExtent(int, int)>&) {
+        return compress_tiles<T>(local_rows, local_cols, tile_size, local_fill, options,
+                                 rank_multiple_for<Scalar>(options),
+                                 tlr_leading_dim_multiple<Scalar>());
+      });
 }
 
 }  // namespace detail
@@ -196,33 +223,18 @@ DistributedTlrMatrix<Scalar, MemorySpace> compress_kernel(
     throw InvalidArgument("compress_kernel: point sets must share a positive dimension");
   if (tile_size < 1) throw InvalidArgument("compress_kernel: tile size must be positive");
   const std::int64_t m = rows.size(), n = cols.size();
-  const BlockCyclic rmap(m, tile_size, grid.rows()), cmap(n, tile_size, grid.cols());
-  const int p = grid.row(), q = grid.col();
-  const auto where = [&](int i, int j) {
-    detail::TileExtent x;
-    x.row0 = static_cast<std::int64_t>(rmap.global_block(p, i)) * tile_size;
-    x.col0 = static_cast<std::int64_t>(cmap.global_block(q, j)) * tile_size;
-    x.height = static_cast<int>(std::min<std::int64_t>(tile_size, m - x.row0));
-    x.width = static_cast<int>(std::min<std::int64_t>(tile_size, n - x.col0));
-    return x;
-  };
-  const auto fill = detail::kernel_tile_fill(rows, cols, kernel, tile_size);
-  const detail::TileFill<double> local_fill = [&](int i, int j, double* tile, int ld) {
-    fill(rmap.global_block(p, i), cmap.global_block(q, j), tile, ld);
-  };
-  const std::int64_t local_rows = rmap.local_extent(p), local_cols = cmap.local_extent(q);
-  detail::TlrHostFactors<double> factors;
-  // A failed tile (LAPACK, memory, a non-finite kernel value) must stop every rank.
-  detail::on_every_rank(grid.comm(), [&] {
-    factors = detail::pack_tiles(
-        local_rows, local_cols, tile_size,
-        detail::compress_kernel_tiles_randomized(exec, rows, cols, kernel, local_rows, local_cols,
-                                                 tile_size, where, local_fill, options, report),
-        detail::rank_multiple_for<Scalar>(options), tlr_leading_dim_multiple<Scalar>());
-  });
-  auto structure = detail::gather_tlr_structure(grid, *factors.layout, m, n, tile_size);
-  return DistributedTlrMatrix<Scalar, MemorySpace>(
-      grid, std::move(structure), detail::to_tlr_matrix<Scalar, MemorySpace>(factors));
+  return detail::compress_each_rank<Scalar, MemorySpace, double>(
+      grid, m, n, tile_size, detail::kernel_tile_fill(rows, cols, kernel, tile_size),
+      [&](std::int64_t local_rows, std::int64_t local_cols,
+          const detail::TileFill<double>& local_fill,
+          const std::function<detail::TileExtent(int, int)>& where) {
+        return detail::pack_tiles(local_rows, local_cols, tile_size,
+                                  detail::compress_kernel_tiles_randomized(
+                                      exec, rows, cols, kernel, local_rows, local_cols, tile_size,
+                                      where, local_fill, options, report),
+                                  detail::rank_multiple_for<Scalar>(options),
+                                  tlr_leading_dim_multiple<Scalar>());
+      });
 }
 
 /// Collective: compresses the column-major host matrix `a` (rows x cols, leading dimension

@@ -70,9 +70,8 @@ class TileGemm {
  public:
   double flops = 0;  // 2 m n k per product run so far
 
-  void operator()(const ExecSpace& exec, const DgemmShape& shape,
-                  const std::vector<const double*>& a, const std::vector<const double*>& b,
-                  const std::vector<double*>& c) {
+  void operator()(const ExecSpace& exec, const DgemmShape& shape, const std::vector<double*>& a,
+                  const std::vector<double*>& b, const std::vector<double*>& c) {
     const int count = static_cast<int>(c.size());
     if (count == 0) return;
     flops += 2.0 * shape.m * shape.n * shape.k * count;
@@ -142,7 +141,7 @@ struct CompressionBatch {
     extents = Kokkos::View<TileExtent*, MemorySpace>("kcla::compress::extents", capacity);
     slots = Kokkos::View<int*, MemorySpace>("kcla::compress::slots", capacity);
     ints = Kokkos::View<int*, MemorySpace>("kcla::compress::ints",
-                                           4 * static_cast<std::size_t>(capacity));
+                                           3 * static_cast<std::size_t>(capacity));
   }
   std::int64_t tile_elems() const { return static_cast<std::int64_t>(b) * b; }
   static std::int64_t bytes_per_tile(int b, int s) {
@@ -435,8 +434,13 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
     return std::vector<double>(sums_h.data(), sums_h.data() + count);
   };
   const std::int64_t bb = batch.tile_elems();
-  auto slot_ptr = [&](const Kokkos::View<double*, Mem>& v, int slot, std::int64_t stride,
-                      std::int64_t off = 0) { return v.data() + slot * stride + off; };
+  // Slot addresses of the tiles of `list` in a buffer of `stride` elements per slot.
+  auto slot_pointers = [](const Kokkos::View<double*, Mem>& v, const std::vector<int>& list,
+                          std::int64_t stride, std::int64_t offset = 0) {
+    std::vector<double*> p(list.size());
+    for (std::size_t i = 0; i < list.size(); ++i) p[i] = v.data() + list[i] * stride + offset;
+    return p;
+  };
 
   auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -493,22 +497,15 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       const int n = static_cast<int>(active.size());
       const int se = std::min(s, b - r);
       set_slots(active);
-      std::vector<const double*> pa(n), pb(n), pq(n);
-      std::vector<double*> py(n), pc(n), pg(n);
-      const double* om = omega_for(round);
-      for (int i = 0; i < n; ++i) {
-        const int t = active[i];
-        pa[i] = slot_ptr(batch.a, t, bb);
-        pq[i] = slot_ptr(batch.q, t, bb);
-        py[i] = slot_ptr(batch.q, t, bb, static_cast<std::int64_t>(r) * b);
-        pc[i] = slot_ptr(batch.c, t, static_cast<std::int64_t>(b) * s);
-        pb[i] = om;
-      }
-      const std::vector<const double*> pyc(py.begin(), py.end()), pcc(pc.begin(), pc.end());
-      gemm(exec, {false, false, b, se, b, b, b, b, 1.0, 0.0}, pa, pb, py);
+      const auto pa = slot_pointers(batch.a, active, bb);
+      const auto pq = slot_pointers(batch.q, active, bb);
+      const auto py = slot_pointers(batch.q, active, bb, static_cast<std::int64_t>(r) * b);
+      const auto pc = slot_pointers(batch.c, active, static_cast<std::int64_t>(b) * s);
+      const std::vector<double*> pomega(static_cast<std::size_t>(n), omega_for(round));
+      gemm(exec, {false, false, b, se, b, b, b, b, 1.0, 0.0}, pa, pomega, py);
       for (int pass = 0; pass < 2 && r > 0; ++pass) {
-        gemm(exec, {true, false, r, se, b, b, b, b, 1.0, 0.0}, pq, pyc, pc);
-        gemm(exec, {false, false, b, se, r, b, b, b, -1.0, 1.0}, pq, pcc, py);
+        gemm(exec, {true, false, r, se, b, b, b, b, 1.0, 0.0}, pq, py, pc);
+        gemm(exec, {false, false, b, se, r, b, b, b, -1.0, 1.0}, pq, pc, py);
       }
       block_norms2(exec, batch, n, batch.q, r, se);
       const std::vector<double> sampled = read_sums(n);
@@ -526,22 +523,17 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       // CholQR2 on the new block of the tiles that go on.
       const int m = static_cast<int>(active.size());
       set_slots(active);
-      py.resize(m);
-      pc.resize(m);
-      pg.resize(m);
-      std::vector<const double*> pr(m);
-      for (int i = 0; i < m; ++i) {
-        const int t = active[i];
-        py[i] = slot_ptr(batch.q, t, bb, static_cast<std::int64_t>(r) * b);
-        pc[i] = slot_ptr(batch.c, t, static_cast<std::int64_t>(b) * s);
-        pg[i] = batch.gram.data() + static_cast<std::int64_t>(i) * s * s;
-        pr[i] = batch.rinv.data() + static_cast<std::int64_t>(i) * s * s;
-      }
-      const std::vector<const double*> py2(py.begin(), py.end());
+      // The Gram matrices and inverse factors sit at the list position, not the slot.
+      std::vector<int> positions(static_cast<std::size_t>(m));
+      for (int i = 0; i < m; ++i) positions[i] = i;
+      const auto pnew = slot_pointers(batch.q, active, bb, static_cast<std::int64_t>(r) * b);
+      const auto pout = slot_pointers(batch.c, active, static_cast<std::int64_t>(b) * s);
+      const auto pg = slot_pointers(batch.gram, positions, static_cast<std::int64_t>(s) * s);
+      const auto pr = slot_pointers(batch.rinv, positions, static_cast<std::int64_t>(s) * s);
       for (int pass = 0; pass < 2; ++pass) {
-        gemm(exec, {true, false, se, se, b, b, b, s, 1.0, 0.0}, py2, py2, pg);
+        gemm(exec, {true, false, se, se, b, b, b, s, 1.0, 0.0}, pnew, pnew, pg);
         cholesky_inverse(exec, batch, m, se, tuning.drop_tolerance);
-        gemm(exec, {false, false, b, se, se, b, s, b, 1.0, 0.0}, py2, pr, pc);
+        gemm(exec, {false, false, b, se, se, b, s, b, 1.0, 0.0}, pnew, pr, pout);
         copy_into_basis(exec, batch, m, r, se);
       }
       r += se;
@@ -567,24 +559,6 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       throw InvalidArgument(
           "compress_kernel: a batch's sketches exceed 2^31 elements; "
           "lower the batch memory");
-    struct GroupPointers {
-      std::vector<const double*> a, q, w1, w2;
-      std::vector<double*> oa, oq, ow1, ow2;
-    };
-    auto pointers_of = [&](const std::vector<int>& list) {
-      GroupPointers p;
-      for (int t : list) {
-        p.a.push_back(slot_ptr(batch.a, t, bb));
-        p.q.push_back(slot_ptr(batch.q, t, bb));
-        p.w1.push_back(slot_ptr(batch.w1, t, bb));
-        p.w2.push_back(slot_ptr(batch.w2, t, bb));
-        p.oa.push_back(slot_ptr(batch.a, t, bb));
-        p.oq.push_back(slot_ptr(batch.q, t, bb));
-        p.ow1.push_back(slot_ptr(batch.w1, t, bb));
-        p.ow2.push_back(slot_ptr(batch.w2, t, bb));
-      }
-      return p;
-    };
     // ints = [rows | cols | offsets] per tile of `list`, then slots = list.
     auto set_blocks = [&](const std::vector<int>& list, const std::vector<int>& rows,
                           const std::vector<int>& cols, const std::vector<std::int64_t>& offsets) {
@@ -604,9 +578,10 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       const int rb = group.first;
       const std::vector<int>& list = group.second;
       rep.sample_columns += static_cast<std::int64_t>(rb) * static_cast<std::int64_t>(list.size());
-      const GroupPointers p = pointers_of(list);
-      gemm(exec, {true, false, rb, b, b, b, b, b, 1.0, 0.0}, p.q, p.a, p.ow1);      // B = Q^T A
-      gemm(exec, {false, true, rb, rb, b, b, b, rb, 1.0, 0.0}, p.w1, p.w1, p.ow2);  // G = B B^T
+      const auto pa = slot_pointers(batch.a, list, bb), pq = slot_pointers(batch.q, list, bb);
+      const auto pw1 = slot_pointers(batch.w1, list, bb), pw2 = slot_pointers(batch.w2, list, bb);
+      gemm(exec, {true, false, rb, b, b, b, b, b, 1.0, 0.0}, pq, pa, pw1);      // B = Q^T A
+      gemm(exec, {false, true, rb, rb, b, b, b, rb, 1.0, 0.0}, pw1, pw1, pw2);  // G = B B^T
       set_blocks(list, basis, basis, gram_off);
       move_blocks(exec, batch, static_cast<int>(list.size()), batch.w2, rb, grams, true);
     }
@@ -656,11 +631,12 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       const int rb = group.first;
       const std::vector<int>& list = group.second;
       const int n = static_cast<int>(list.size());
-      const GroupPointers p = pointers_of(list);
+      const auto pa = slot_pointers(batch.a, list, bb), pq = slot_pointers(batch.q, list, bb);
+      const auto pw1 = slot_pointers(batch.w1, list, bb), pw2 = slot_pointers(batch.w2, list, bb);
       set_blocks(list, basis, basis, gram_off);
-      move_blocks(exec, batch, n, batch.w2, rb, grams, false);                      // Z over G
-      gemm(exec, {true, false, b, rb, rb, b, rb, b, 1.0, 0.0}, p.w1, p.w2, p.oa);   // V = B^T Z
-      gemm(exec, {false, false, b, rb, rb, b, rb, b, 1.0, 0.0}, p.q, p.w2, p.ow1);  // U = Q Z
+      move_blocks(exec, batch, n, batch.w2, rb, grams, false);                  // Z over G
+      gemm(exec, {true, false, b, rb, rb, b, rb, b, 1.0, 0.0}, pw1, pw2, pa);   // V = B^T Z
+      gemm(exec, {false, false, b, rb, rb, b, rb, b, 1.0, 0.0}, pq, pw2, pw1);  // U = Q Z
       for (int i = 0; i < n; ++i) ints_h(i) = keep[list[i]];
       Kokkos::deep_copy(exec, batch.ints, ints_h);
       balance_factors(exec, batch, n, rb);
@@ -669,7 +645,7 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       for (int i = 0; i < n; ++i) group_ext[i] = ext[list[i]];
       set_extents(group_ext);
       generate_kernel_tiles(exec, rows_d, cols_d, dim, kernel, batch, n, batch.q);
-      gemm(exec, {false, true, b, b, rb, b, b, b, -1.0, 1.0}, p.w1, p.a, p.oq);
+      gemm(exec, {false, true, b, b, rb, b, b, b, -1.0, 1.0}, pw1, pa, pq);
       block_norms2(exec, batch, n, batch.q, 0, b);
       const std::vector<double> group_err2 = read_sums(n);
       for (int i = 0; i < n; ++i) err2[list[i]] = group_err2[i];
