@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "tlr_compress_checks.hpp"
@@ -127,6 +128,27 @@ TEST(TlrKernelFunction, NamesRoundTrip) {
   }
   EXPECT_FALSE(kcla::kernel_type_from_string("matern72").has_value());
   EXPECT_FALSE(kcla::kernel_type_from_string("").has_value());
+}
+
+TEST(TlrKernelFunction, MortonPointsAreSeededOrderedAndChecked) {
+  for (int dim : {1, 2, 3}) {
+    const auto a = kcla::morton_points(500, dim, 7), b = kcla::morton_points(500, dim, 7);
+    EXPECT_EQ(a.dimension, dim);
+    EXPECT_EQ(a.size(), 500);
+    EXPECT_EQ(a.coordinates, b.coordinates);
+    EXPECT_NE(a.coordinates, kcla::morton_points(500, dim, 8).coordinates);
+    for (double c : a.coordinates) {
+      EXPECT_GE(c, 0.0);
+      EXPECT_LT(c, 1.0);
+    }
+    // Neighbours in the order are near in space: the mean step is far below a random pair's.
+    double step = 0;
+    for (std::int64_t p = 1; p < a.size(); ++p) step += a.distance(p - 1, a, p);
+    EXPECT_LT(step / (a.size() - 1), 0.5 * std::sqrt(dim / 6.0));
+  }
+  EXPECT_THROW(kcla::morton_points(10, 4, 1), kcla::InvalidArgument);
+  EXPECT_THROW(kcla::morton_points(10, 0, 1), kcla::InvalidArgument);
+  EXPECT_THROW(kcla::morton_points(-1, 2, 1), kcla::InvalidArgument);
 }
 
 }  // namespace

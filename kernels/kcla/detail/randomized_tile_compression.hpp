@@ -38,6 +38,9 @@ struct RandomizedCompressionTuning {
   std::int64_t batch_bytes = 0;
   double stop_fraction = 1.0 / 16;  // stop when sampled residual^2 <= this * bound^2
   double drop_tolerance = 1e-14;    // CholQR: drop a column whose new part^2 is below this
+  // The truncation's budget: share * bound^2 - residual_weight * sampled residual^2, never
+  // below floor * bound^2 (the share leaves room for the eigenvalues' rounding).
+  double truncation_share = 0.98, residual_weight = 3.0, truncation_floor = 0.25;
 };
 
 /// A local tile's place in the global matrix.
@@ -599,7 +602,9 @@ std::vector<CompressedTile<double>> compress_kernel_tiles_randomized(
       const SingleThreadedBlas one_blas_thread_per_tile;
       run_tasks(0, static_cast<std::int64_t>(order.size()), [&](std::int64_t i) {
         const int t = order[static_cast<std::size_t>(i)];
-        const double budget2 = std::max(0.98 * bound2[t] - 3.0 * est[t], 0.25 * bound2[t]);
+        const double budget2 =
+            std::max(tuning.truncation_share * bound2[t] - tuning.residual_weight * est[t],
+                     tuning.truncation_floor * bound2[t]);
         keep[t] =
             gram_truncation(basis[t], grams_h.data() + gram_off[t], budget2, options.max_rank);
       });
