@@ -131,8 +131,9 @@ constexpr double tolerance() {
 }
 
 /// Tunings that make small shapes take every path: several sample tiles and variant
-/// chunks (tables), many variant splits (tiles), 4-sample blocks and short chunks (host);
-/// and one so cramped in scratch that the table plan must shrink.
+/// chunks (tables), many variant splits (tiles), 4-sample blocks and short chunks (host),
+/// one-word tiles, three slices of three quads and many teams per tile (quad tables);
+/// and two with so little scratch that the table plans must shrink.
 std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
   kcla::PackedGenotypeTuning small;
   small.table_chunk_variants = 6;
@@ -140,14 +141,24 @@ std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
   small.tile_target_teams = 1 << 20;
   small.host_block_bytes = 1;
   small.host_chunk_variants = 3;
-  kcla::PackedGenotypeTuning cramped;
+  small.quad_max_team_words = 1;
+  small.quad_team_threads = 96;  // three slices
+  small.quad_slice_quads = 3;
+  small.quad_target_teams = 1 << 20;
+  kcla::PackedGenotypeTuning tight;  // quad tables: one slice of one quad
+  tight.max_team_scratch_bytes = 7000;
+  kcla::PackedGenotypeTuning cramped;  // quad tables do not fit: pair tables instead
   cramped.max_team_scratch_bytes = 700;
-  return {{"default tuning", {}}, {"small tiles and chunks", small}, {"cramped scratch", cramped}};
+  return {{"default tuning", {}},
+          {"small tiles and chunks", small},
+          {"tight scratch", tight},
+          {"cramped scratch", cramped}};
 }
 
 const std::vector<PackedKernel>& all_kernels() {
   static const std::vector<PackedKernel> k = {PackedKernel::automatic, PackedKernel::tables,
-                                              PackedKernel::tiles, PackedKernel::host_blocks};
+                                              PackedKernel::quad_tables, PackedKernel::tiles,
+                                              PackedKernel::host_blocks};
   return k;
 }
 
@@ -155,6 +166,8 @@ const char* name(PackedKernel k) {
   switch (k) {
     case PackedKernel::tables:
       return "tables";
+    case PackedKernel::quad_tables:
+      return "quad_tables";
     case PackedKernel::tiles:
       return "tiles";
     case PackedKernel::host_blocks:
@@ -529,6 +542,7 @@ void check_real_fileset(const std::string& name, std::int64_t samples, std::int6
   // One vector through the table and host kernels; a few vectors through each batched
   // path. The tile kernel (a GPU design, slow on a host) runs on the smaller sets only.
   const std::vector<PackedKernel> vector_kernels = {PackedKernel::automatic, PackedKernel::tables,
+                                                    PackedKernel::quad_tables,
                                                     PackedKernel::host_blocks};
   check_products<float>(panel, 1, gen, vector_kernels, false);
   check_products<double>(panel, 1, gen, {PackedKernel::automatic}, false);

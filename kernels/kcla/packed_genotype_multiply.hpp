@@ -35,6 +35,14 @@ struct PackedGenotypeTuning {
   int table_max_team_words = 256;  ///< words (threads) per team: 4,096 samples; / vectors
   int table_max_vectors = 4;       ///< `automatic` takes tables up to this many vectors
 
+  // Quad tables (y = G x, one vector per pass): a team of quad_team_threads threads is
+  // slices of whole warps, each covering the tile's words; a slice sums quad_slice_quads
+  // quads (4 variants each) per step, teams stride over the steps.
+  int quad_team_threads = 256;    ///< slices are added while the team stays within this
+  int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
+  int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
+  int quad_target_teams = 0;      ///< teams in all (0: what the device holds at once)
+
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
   // vectors and steps through its variants tile_variants at a time.
@@ -53,9 +61,11 @@ struct PackedGenotypeTuning {
 };
 
 /// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
-/// device, tables up to PackedGenotypeTuning::table_max_vectors vectors, tiles above.
-/// The others force one (every kernel runs on every space; tests use that).
-enum class PackedKernel { automatic, tables, tiles, host_blocks };
+/// device, quad_tables for one vector, tables up to PackedGenotypeTuning::table_max_vectors
+/// vectors, tiles above. The others force one (every kernel runs on every space; tests use
+/// that). quad_tables runs pair tables instead when its smallest tables do not fit the
+/// team scratch (PackedGenotypeTuning::max_team_scratch_bytes).
+enum class PackedKernel { automatic, tables, tiles, host_blocks, quad_tables };
 
 struct PackedMultiplyOptions {
   PackedKernel kernel = PackedKernel::automatic;
@@ -251,6 +261,105 @@ void packed_tables(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar
   }
 }
 
+struct PackedQuadTablesPlan {
+  bool fits = false;
+  int slice_threads = 32, slices = 1, slice_quads = 1;
+  std::int64_t tile_words = 1, num_tiles = 1, num_steps = 1, teams_per_tile = 1;
+};
+
+/// Tile, slices and quads of the quad-table kernel: the tuning's, with fewer slices, then
+/// fewer quads per slice, then smaller tiles until the scratch fits; `fits` is false when
+/// not even one quad's table does.
+template <class Scalar, class ExecutionSpace>
+PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::int64_t sample_words,
+                                             std::int64_t num_variants,
+                                             const PackedGenotypeTuning& tuning) {
+  using functor = PackedQuadTablesFunctor<Scalar, ExecutionSpace>;
+  const std::size_t limit = packed_scratch_limit<ExecutionSpace>(tuning);
+  PackedQuadTablesPlan plan;
+  std::int64_t max_words = tuning.quad_max_team_words > 1 ? tuning.quad_max_team_words : 1;
+  plan.slice_quads = tuning.quad_slice_quads < 1                          ? 1
+                     : tuning.quad_slice_quads > functor::max_slice_quads ? functor::max_slice_quads
+                                                                          : tuning.quad_slice_quads;
+  bool shaped = false;
+  while (true) {
+    plan.num_tiles = (sample_words + max_words - 1) / max_words;
+    plan.tile_words = (sample_words + plan.num_tiles - 1) / plan.num_tiles;
+    plan.slice_threads = static_cast<int>((plan.tile_words + 31) / 32 * 32);
+    if (!shaped) {
+      plan.slices = tuning.quad_team_threads / plan.slice_threads;
+      if (plan.slices < 1) plan.slices = 1;
+      shaped = true;
+    }
+    if (functor::scratch_bytes(plan.slices, plan.slice_quads, plan.slice_threads) <= limit) {
+      plan.fits = true;
+      break;
+    }
+    if (plan.slices > 1)
+      plan.slices /= 2;
+    else if (plan.slice_quads > 1)
+      plan.slice_quads /= 2;
+    else if (max_words > 1)
+      max_words = (max_words + 1) / 2;
+    else
+      return plan;
+  }
+  const std::int64_t step = 4 * static_cast<std::int64_t>(plan.slices) * plan.slice_quads;
+  plan.num_steps = (num_variants + step - 1) / step;
+  std::int64_t target = tuning.quad_target_teams;
+  if (target <= 0) {
+    const std::int64_t threads = static_cast<std::int64_t>(plan.slices) * plan.slice_threads;
+    target = exec.concurrency() / threads;
+  }
+  std::int64_t per_tile = (target + plan.num_tiles - 1) / plan.num_tiles;
+  per_tile = per_tile < 1 ? 1 : (per_tile > plan.num_steps ? plan.num_steps : per_tile);
+  plan.teams_per_tile = per_tile;
+  return plan;
+}
+
+/// y = G x one vector at a time through quad tables; false (nothing done) when the plan
+/// does not fit the team scratch.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool packed_quad_tables(const ExecutionSpace& exec,
+                        const PackedGenotypeMatrix<Scalar, MemorySpace>& G, const Scalar* x,
+                        Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  using functor = PackedQuadTablesFunctor<Scalar, ExecutionSpace>;
+  const std::int64_t sample_words = (G.num_samples() + 15) / 16;
+  const auto plan = packed_quad_tables_plan<Scalar>(exec, sample_words, G.num_variants(), tuning);
+  if (!plan.fits) return false;
+  functor f;
+  f.words = G.words().data();
+  f.x = x;
+  f.y = y;
+  f.ld = B;
+  f.num_samples = G.num_samples();
+  f.num_variants = G.num_variants();
+  f.words_per_variant = G.words_per_variant();
+  f.sample_words = sample_words;
+  f.tile_words = plan.tile_words;
+  f.num_tiles = plan.num_tiles;
+  f.slice_threads = plan.slice_threads;
+  f.slices = plan.slices;
+  f.slice_quads = plan.slice_quads;
+  f.num_steps = plan.num_steps;
+  f.teams_per_tile = plan.teams_per_tile;
+  f.direct = plan.teams_per_tile == 1;
+  for (int c = 0; c < 4; ++c) f.value[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+  const int league = packed_league(plan.num_tiles * plan.teams_per_tile, "the quad-table kernel");
+  const std::size_t scratch =
+      functor::scratch_bytes(plan.slices, plan.slice_quads, plan.slice_threads);
+  const int team = packed_team_size(exec, f, league, plan.slices * plan.slice_threads, scratch);
+  if (!f.direct) packed_zero(exec, y, G.num_samples() * B);
+  for (std::int64_t v = 0; v < B; ++v) {
+    f.vector0 = v;
+    Kokkos::parallel_for("kcla::packed::quad_tables",
+                         Kokkos::TeamPolicy<ExecutionSpace>(exec, league, team)
+                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                         f);
+  }
+  return true;
+}
+
 template <int TN, class ExecutionSpace, class Scalar, class MemorySpace>
 void packed_tiles(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
                   const Scalar* x, Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
@@ -344,10 +453,15 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
   PackedKernel kernel = options.kernel;
   if (kernel == PackedKernel::automatic)
     kernel = packed_on_host<ExecutionSpace>()        ? PackedKernel::host_blocks
+             : B == 1                                ? PackedKernel::quad_tables
              : B <= options.tuning.table_max_vectors ? PackedKernel::tables
                                                      : PackedKernel::tiles;
   constexpr int VG = PackedGenotypeTuning::tile_vector_groups;
   switch (kernel) {
+    case PackedKernel::quad_tables:
+      if (!packed_quad_tables(exec, G, x, y, B, options.tuning))
+        packed_tables(exec, G, x, y, B, options.tuning);
+      break;
     case PackedKernel::tables:
       packed_tables(exec, G, x, y, B, options.tuning);
       break;

@@ -243,15 +243,16 @@ class CsrBaselines {
     if (!packed_) return;
     auto packed = packed_;
     const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
-    const auto kernels = device
-                             ? std::vector<PackedKernel>{PackedKernel::tables, PackedKernel::tiles}
-                             : std::vector<PackedKernel>{PackedKernel::host_blocks};
+    auto kernels = device ? std::vector<PackedKernel>{PackedKernel::tables, PackedKernel::tiles}
+                          : std::vector<PackedKernel>{PackedKernel::host_blocks};
+    if (device && vectors == 1) kernels.insert(kernels.begin(), PackedKernel::quad_tables);
     for (auto kernel : kernels) {
       PackedMultiplyOptions options;
       options.kernel = kernel;
-      const char* name = kernel == PackedKernel::tables  ? "pair tables"
-                         : kernel == PackedKernel::tiles ? "decoded tiles"
-                                                         : "host blocks";
+      const char* name = kernel == PackedKernel::quad_tables ? "quad tables"
+                         : kernel == PackedKernel::tables    ? "pair tables"
+                         : kernel == PackedKernel::tiles     ? "decoded tiles"
+                                                             : "host blocks";
       auto x = o.x;
       auto y = o.y;
       if (vectors == 1) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The 2-bit packed products and the cuSPARSE cross-check on the GPU machine (issue "honest
+# baselines"). Copy into a bundle made by
+#   pack.sh --only kcla_bench_baselines --only kcla_bench_cusparse_check
+#           --only kcla_test_packed --only kcla_test_foundation --only kcla
+#           --data scrm2504.h5 --data EUR_subset.h5 --data mouse_hs1940.h5
+#           --data HLC.bed.xz --data HLC.bim.xz --data HLC.fam
+# as go.sh (HLC travels as its PLINK fileset, xz-compressed: its grammar file is 47 MB),
+#   bash BUNDLE/go.sh OUT [BATCH]
+# 1. kcla_test_packed (every kernel against CSR, HLC's .bed included) and
+#    kcla_test_foundation (the baseline suite's products);
+# 2. HLC compressed to a grammar with kcla compress;
+# 3. kcla_bench_cusparse_check: cuSPARSE SpMV from plain CUDA calls on every panel;
+# 4. kcla_bench_baselines --batch BATCH (default 1) on every panel, energy included.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=$1
+batch=${2:-1}
+[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
+export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+data=$(mktemp -d)
+cp "$here"/data/*.h5 "$here/data/HLC.fam" "$data/"
+xz -dc "$here/data/HLC.bed.xz" > "$data/HLC.bed"
+xz -dc "$here/data/HLC.bim.xz" > "$data/HLC.bim"
+export KCLA_DATA_DIR=$data KCLA_TEST_FIXTURE_DIR=$here/fixtures
+echo "== tests"
+for t in kcla_test_packed kcla_test_foundation; do
+  timeout 200 "$here/bin/$t" > "$out/$t.log" 2>&1
+  echo "$t rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \] [0-9]' "$out/$t.log" | tr '\n' ' ')"
+  grep -E "^\[  FAILED  \]" "$out/$t.log" | head -5
+done
+echo "== HLC grammar"
+/usr/bin/time -f "%e s, %M KB" "$here/bin/kcla" compress "$data/HLC" -o "$data/HLC.h5" --quiet 2>&1 | tail -3
+panels=("$data/scrm2504.h5" "$data/HLC.h5" "$data/EUR_subset.h5" "$data/mouse_hs1940.h5")
+echo "== cuSPARSE cross-check"
+timeout 200 "$here/bin/kcla_bench_cusparse_check" --repeat 50 "${panels[@]}" 2>&1 | tee "$out/cusparse_check.log"
+echo "== baselines, batch $batch"
+timeout 300 "$here/bin/kcla_bench_baselines" --batch "$batch" --repeat 50 --energy-seconds 0.5 \
+  --tsv "$out/baselines.tsv" "${panels[@]}" 2>&1 | tee "$out/baselines.log"
+echo "kcla_bench_baselines rc=${PIPESTATUS[0]}"
