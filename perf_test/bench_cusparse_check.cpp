@@ -2,11 +2,12 @@
 // CSR (decompressed from a grammar file), but plain cudaMalloc arrays, raw CUDA runtime and
 // cuSPARSE calls, no Kokkos and none of kcla's baseline code. Every CSR SpMV algorithm with
 // and without one untimed cusparseSpMV_preprocess, descriptors made once; also the matrix
-// stored transposed (CSR of Gᵀ, op = transpose) and 64-bit row offsets, the forms a user
-// might hold instead. Per row: per-call median of N products with events around each
-// (hot L2), mean of N back-to-back products between two events, and the GB/s over the CSR
-// bytes (+ x, y). If these agree with the baseline suite's, its cuSPARSE figures are what
-// cuSPARSE gives on this matrix.
+// stored transposed (CSR of Gᵀ, op = transpose) and with 64-bit indices, the forms a user
+// might hold instead, and the int32 form again after cudaDeviceSetCacheConfig(
+// cudaFuncCachePreferShared), the device-wide setting Kokkos 3.4's initialization makes. Per row:
+// per-call median of N products with events around each (hot L2), mean of N back-to-back products
+// between two events, and the GB/s over the CSR bytes (+ x, y). If these agree with the baseline
+// suite's, its cuSPARSE figures are what cuSPARSE gives on this matrix.
 //
 //   kcla_bench_cusparse_check [--repeat N] A.h5 ...
 #include <kcla/hdf5_grammar.hpp>
@@ -51,28 +52,29 @@ T* upload(const std::vector<T>& host) {
 /// One stored form of the matrix on the device.
 struct DeviceCsr {
   std::int64_t rows = 0, cols = 0, nnz = 0;
-  bool offsets64 = false;
+  bool indices64 = false;  // offsets and column indices (cuSPARSE takes no mix)
   void* offsets = nullptr;
-  int* columns = nullptr;
+  void* columns = nullptr;
   float* values = nullptr;
   std::int64_t bytes() const {
-    return (rows + 1) * (offsets64 ? 8 : 4) + nnz * static_cast<std::int64_t>(4 + 4);
+    const std::int64_t index = indices64 ? 8 : 4;
+    return (rows + 1) * index + nnz * (index + 4);
   }
 };
 
-DeviceCsr to_device(const kcla::CsrMatrix<double>& a, bool offsets64) {
+DeviceCsr to_device(const kcla::CsrMatrix<double>& a, bool indices64) {
   DeviceCsr d;
   d.rows = a.num_rows;
   d.cols = a.num_cols;
   d.nnz = a.nnz();
-  d.offsets64 = offsets64;
-  if (offsets64) {
+  d.indices64 = indices64;
+  if (indices64) {
     d.offsets = upload(a.row_offsets);
+    d.columns = upload(std::vector<std::int64_t>(a.column_indices.begin(), a.column_indices.end()));
   } else {
-    std::vector<int> o(a.row_offsets.begin(), a.row_offsets.end());
-    d.offsets = upload(o);
+    d.offsets = upload(std::vector<int>(a.row_offsets.begin(), a.row_offsets.end()));
+    d.columns = upload(a.column_indices);
   }
-  d.columns = upload(a.column_indices);
   d.values = upload(std::vector<float>(a.values.begin(), a.values.end()));
   return d;
 }
@@ -112,10 +114,10 @@ struct Timing {
 Timing measure(cusparseHandle_t handle, cudaStream_t stream, const DeviceCsr& d, bool transposed,
                cusparseSpMVAlg_t alg, bool preprocess, const float* x, float* y,
                const std::vector<float>& expected, int repeat, double* error) {
-  const auto index = d.offsets64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
+  const auto index = d.indices64 ? CUSPARSE_INDEX_64I : CUSPARSE_INDEX_32I;
   cusparseSpMatDescr_t A = nullptr;
   sparse_check(cusparseCreateCsr(&A, d.rows, d.cols, d.nnz, d.offsets, d.columns, d.values, index,
-                                 CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
+                                 index, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F),
                "cusparseCreateCsr");
   const auto op = transposed ? CUSPARSE_OPERATION_TRANSPOSE : CUSPARSE_OPERATION_NON_TRANSPOSE;
   const std::int64_t in = transposed ? d.rows : d.cols, out = transposed ? d.cols : d.rows;
@@ -196,7 +198,7 @@ void run_file(const std::string& path, int repeat) {
   }
   std::printf("%s: %lld x %lld, %lld nonzeros\n", path.c_str(), static_cast<long long>(a.num_rows),
               static_cast<long long>(a.num_cols), static_cast<long long>(a.nnz()));
-  std::printf("  %-34s %12s %12s %9s %9s\n", "form / algorithm", "median ms", "b2b ms", "GB/s",
+  std::printf("  %-44s %12s %12s %9s %9s\n", "form / algorithm", "median ms", "b2b ms", "GB/s",
               "rel.err");
   float* dx = upload(x);
   float* dy = nullptr;
@@ -212,13 +214,17 @@ void run_file(const std::string& path, int repeat) {
       {CUSPARSE_SPMV_CSR_ALG2, "CSR_ALG2"}};
   struct Form {
     const char* name;
-    bool transposed, offsets64;
+    bool transposed, indices64, prefer_shared;
   };
-  const Form forms[] = {{"CSR, int32 offsets", false, false},
-                        {"CSR, int64 offsets", false, true},
-                        {"CSR of G^T, op = T", true, false}};
+  const Form forms[] = {{"CSR int32", false, false, false},
+                        {"CSR int64", false, true, false},
+                        {"CSR of G^T int32, op = T", true, false, false},
+                        {"CSR int32, PreferShared", false, false, true}};
   for (const auto& form : forms) {
-    DeviceCsr d = to_device(form.transposed ? transpose(a) : a, form.offsets64);
+    cuda_check(cudaDeviceSetCacheConfig(form.prefer_shared ? cudaFuncCachePreferShared
+                                                           : cudaFuncCachePreferNone),
+               "cudaDeviceSetCacheConfig");
+    DeviceCsr d = to_device(form.transposed ? transpose(a) : a, form.indices64);
     const double traffic =
         static_cast<double>(d.bytes()) + 4.0 * static_cast<double>(a.num_cols + a.num_rows);
     for (const auto& [alg, alg_name] : algorithms)
@@ -228,7 +234,7 @@ void run_file(const std::string& path, int repeat) {
             measure(handle, stream, d, form.transposed, alg, pre, dx, dy, expected, repeat, &error);
         const std::string label =
             std::string(form.name) + " " + alg_name + (pre ? "+preprocess" : "");
-        std::printf("  %-34s %12.4f %12.4f %9.1f %9.2e\n", label.c_str(), t.median_ms,
+        std::printf("  %-44s %12.4f %12.4f %9.1f %9.2e\n", label.c_str(), t.median_ms,
                     t.back_to_back_ms, traffic / (t.median_ms * 1e-3) / 1e9, error);
       }
     release(d);

@@ -29,6 +29,9 @@ void check(cublasStatus_t status, const char* call) {
 cublasHandle_t handle() {
   static cublasHandle_t h = [] {
     cublasHandle_t x = nullptr;
+    // The CUDA default cache preference, not Kokkos 3.4's device-wide PreferShared (what
+    // kcla's own vendor handles do too: kernels/src/vendor_status.hpp).
+    check(cudaDeviceSetCacheConfig(cudaFuncCachePreferNone), "cudaDeviceSetCacheConfig");
     check(cublasCreate(&x), "cublasCreate");
     return x;
   }();

@@ -327,6 +327,36 @@ TEST(PackedMultiply, VectorMatchesCsrReferenceOnEdgeShapes) {
   }
 }
 
+TEST(PackedMultiply, QuadTablePlanFitsItsScratchOrDeclines) {
+  using exec = Kokkos::DefaultExecutionSpace;
+  using functor = kcla::detail::PackedQuadTablesFunctor<float, exec>;
+  const exec space;
+  const kcla::PackedGenotypeTuning defaults;
+  for (const std::int64_t words : {1, 27, 157, 256, 1000}) {
+    const auto plan =
+        kcla::detail::packed_quad_tables_plan<float>(space, words, 100000, defaults, 1024);
+    ASSERT_TRUE(plan.fits) << words << " words";
+    EXPECT_LE(functor::scratch_bytes(plan.slices, plan.slice_quads, plan.slice_threads),
+              static_cast<std::size_t>(defaults.max_team_scratch_bytes));
+    EXPECT_LE(plan.slices * plan.slice_threads, 1024);
+    EXPECT_EQ(plan.slice_threads % 32, 0);
+    EXPECT_GE(plan.slice_threads, plan.tile_words);
+    EXPECT_GE(plan.tile_words * plan.num_tiles, words);
+    const std::int64_t step = 4 * plan.slices * plan.slice_quads;
+    EXPECT_GE(plan.num_steps * step, 100000);
+    EXPECT_GE(plan.teams_per_tile, 1);
+    EXPECT_LE(plan.teams_per_tile, plan.num_steps);
+  }
+  // A team of at most 64 threads: two-word tiles would need one 64-thread slice, so the
+  // plan keeps one slice.
+  const auto narrow = kcla::detail::packed_quad_tables_plan<float>(space, 40, 1000, defaults, 64);
+  ASSERT_TRUE(narrow.fits);
+  EXPECT_EQ(narrow.slices, 1);
+  kcla::PackedGenotypeTuning cramped;
+  cramped.max_team_scratch_bytes = 700;  // less than one table: pair tables run instead
+  EXPECT_FALSE(kcla::detail::packed_quad_tables_plan<float>(space, 157, 1000, cramped, 1024).fits);
+}
+
 TEST(PackedMultiply, BatchedMatchesCsrReference) {
   SCOPED_TRACE(seed_note());
   auto gen = kcla::test::rng();

@@ -38,7 +38,7 @@ struct PackedGenotypeTuning {
   // Quad tables (y = G x, one vector per pass): a team of quad_team_threads threads is
   // slices of whole warps, each covering the tile's words; a slice sums quad_slice_quads
   // quads (4 variants each) per step, teams stride over the steps.
-  int quad_team_threads = 256;    ///< slices are added while the team stays within this
+  int quad_team_threads = 512;    ///< slices are added while the team stays within this
   int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
   int quad_target_teams = 0;      ///< teams in all (0: what the device holds at once)
@@ -267,13 +267,15 @@ struct PackedQuadTablesPlan {
   std::int64_t tile_words = 1, num_tiles = 1, num_steps = 1, teams_per_tile = 1;
 };
 
-/// Tile, slices and quads of the quad-table kernel: the tuning's, with fewer slices, then
-/// fewer quads per slice, then smaller tiles until the scratch fits; `fits` is false when
-/// not even one quad's table does.
+/// Tile, slices and quads of the quad-table kernel: the tuning's, shrunk until the scratch
+/// fits (quads per slice down to 2, then slices, then quads down to 1, then tile words)
+/// and the team fits `max_team` threads; `fits` is false when not even one quad's table
+/// does. Teams per tile: quad_target_teams, or half of the teams the device's threads
+/// would hold (registers and scratch keep about that many resident), at most one per step.
 template <class Scalar, class ExecutionSpace>
 PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::int64_t sample_words,
                                              std::int64_t num_variants,
-                                             const PackedGenotypeTuning& tuning) {
+                                             const PackedGenotypeTuning& tuning, int max_team) {
   using functor = PackedQuadTablesFunctor<Scalar, ExecutionSpace>;
   const std::size_t limit = packed_scratch_limit<ExecutionSpace>(tuning);
   PackedQuadTablesPlan plan;
@@ -281,23 +283,31 @@ PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::in
   plan.slice_quads = tuning.quad_slice_quads < 1                          ? 1
                      : tuning.quad_slice_quads > functor::max_slice_quads ? functor::max_slice_quads
                                                                           : tuning.quad_slice_quads;
+  const int team_threads =
+      tuning.quad_team_threads < max_team ? tuning.quad_team_threads : max_team;
   bool shaped = false;
   while (true) {
     plan.num_tiles = (sample_words + max_words - 1) / max_words;
     plan.tile_words = (sample_words + plan.num_tiles - 1) / plan.num_tiles;
     plan.slice_threads = static_cast<int>((plan.tile_words + 31) / 32 * 32);
     if (!shaped) {
-      plan.slices = tuning.quad_team_threads / plan.slice_threads;
+      plan.slices = team_threads / plan.slice_threads;
       if (plan.slices < 1) plan.slices = 1;
       shaped = true;
     }
-    if (functor::scratch_bytes(plan.slices, plan.slice_quads, plan.slice_threads) <= limit) {
+    // Host teams smaller than a slice keep their sums in scratch: no bound from max_team.
+    const bool team_fits =
+        plan.slices * plan.slice_threads <= max_team || max_team < plan.slice_threads;
+    if (team_fits &&
+        functor::scratch_bytes(plan.slices, plan.slice_quads, plan.slice_threads) <= limit) {
       plan.fits = true;
       break;
     }
-    if (plan.slices > 1)
+    if (team_fits && plan.slice_quads > 2)
+      plan.slice_quads /= 2;
+    else if (plan.slices > 1)
       plan.slices /= 2;
-    else if (plan.slice_quads > 1)
+    else if (team_fits && plan.slice_quads > 1)
       plan.slice_quads /= 2;
     else if (max_words > 1)
       max_words = (max_words + 1) / 2;
@@ -309,7 +319,7 @@ PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::in
   std::int64_t target = tuning.quad_target_teams;
   if (target <= 0) {
     const std::int64_t threads = static_cast<std::int64_t>(plan.slices) * plan.slice_threads;
-    target = exec.concurrency() / threads;
+    target = exec.concurrency() / (2 * threads);
   }
   std::int64_t per_tile = (target + plan.num_tiles - 1) / plan.num_tiles;
   per_tile = per_tile < 1 ? 1 : (per_tile > plan.num_steps ? plan.num_steps : per_tile);
@@ -325,9 +335,12 @@ bool packed_quad_tables(const ExecutionSpace& exec,
                         Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
   using functor = PackedQuadTablesFunctor<Scalar, ExecutionSpace>;
   const std::int64_t sample_words = (G.num_samples() + 15) / 16;
-  const auto plan = packed_quad_tables_plan<Scalar>(exec, sample_words, G.num_variants(), tuning);
-  if (!plan.fits) return false;
   functor f;
+  // The most threads a team of this kernel may have (its registers decide on a GPU).
+  const int max_team = packed_team_size(exec, f, 1, 1 << 20, 0);
+  const auto plan =
+      packed_quad_tables_plan<Scalar>(exec, sample_words, G.num_variants(), tuning, max_team);
+  if (!plan.fits) return false;
   f.words = G.words().data();
   f.x = x;
   f.y = y;

@@ -22,6 +22,7 @@ long long cuda_free_bytes() {
 
 CublasBatchedDgemm::CublasBatchedDgemm() {
   cublasHandle_t h = nullptr;
+  use_default_cache_preference();
   check(cublasCreate(&h), "cublasCreate");
   handle_ = h;
 }

@@ -35,6 +35,7 @@ CublasDense::CublasDense(std::int64_t num_rows, std::int64_t num_cols, const flo
   impl_->num_rows = static_cast<int>(num_rows);
   impl_->num_cols = static_cast<int>(num_cols);
   impl_->values = values;
+  use_default_cache_preference();
   check(cublasCreate(&impl_->handle), "cublasCreate");
 }
 

@@ -211,6 +211,7 @@ CusparseCsr::CusparseCsr(int num_rows, int num_cols, std::int64_t nnz, const int
   impl_->column_indices = const_cast<int*>(column_indices);
   impl_->values = const_cast<void*>(values);
   impl_->value_type = is_double ? CUDA_R_64F : CUDA_R_32F;
+  use_default_cache_preference();
   check(cusparseCreate(&impl_->handle), "cusparseCreate");
 }
 

@@ -148,6 +148,7 @@ struct StageCall {
 class CublasRuntime : public TlrRuntime {
  public:
   CublasRuntime() {
+    use_default_cache_preference();
     for (auto& h : handle) check(cublasCreate(&h), "cublasCreate");
     check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreateWithFlags(&entry, cudaEventDisableTiming), "cudaEventCreate");

@@ -176,11 +176,13 @@ struct PackedTablesFunctor {
 /// instructions per genotype on a GPU against the pair tables' 3.6.
 /// A team is `slices` groups of `slice_threads` threads (a multiple of the warp; thread
 /// (slice, word) owns 16 samples of the team's tile); per step the team builds the tables
-/// of slices x slice_quads quads in scratch and each slice sums its own quads. Teams stride
-/// over the steps of their tile, so on a GPU a thread's 16 sums stay in registers for the
-/// whole product and a team adds into y once: one atomic per sample and team (y zeroed
-/// beforehand), or plain stores when one team covers the tile. A team with fewer threads
-/// than slices x slice_threads (host spaces) keeps the sums in scratch instead.
+/// of slices x slice_quads quads in scratch and each slice sums its own quads, its words
+/// loaded before the tables are built. Teams stride over the steps of their tile, so on a
+/// GPU a thread's 16 sums stay in registers for the whole product; at the end the slices
+/// add their sums in scratch one after the other and the team adds into y once: one
+/// atomic per sample and team (y zeroed beforehand), or plain stores when one team covers
+/// the tile. A team with fewer threads than slices x slice_threads (host spaces) keeps the
+/// sums in scratch instead, each thread owning words across all slices.
 template <class Scalar, class ExecutionSpace>
 struct PackedQuadTablesFunctor {
   using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -206,7 +208,7 @@ struct PackedQuadTablesFunctor {
   static KOKKOS_INLINE_FUNCTION std::size_t scratch_bytes(int slices_, int slice_quads_,
                                                           int slice_threads_) {
     return sizeof(Scalar) * (table_scalars(slices_, slice_quads_) +
-                             static_cast<std::size_t>(slices_) * slice_threads_ * red_stride);
+                             static_cast<std::size_t>(slice_threads_) * red_stride);
   }
 
   KOKKOS_INLINE_FUNCTION Scalar x_at(std::int64_t j) const {
@@ -254,16 +256,20 @@ struct PackedQuadTablesFunctor {
     }
   }
 
-  /// One thread's share of a step: the slice's quads at one word (all words loaded first).
-  KOKKOS_FORCEINLINE_FUNCTION void sum_slice(Scalar* acc, int slice, std::int64_t j0,
-                                             std::int64_t word, const Scalar* tables) const {
+  /// A slice's words of one step at one word index (variants past the end read as 0:
+  /// their x is 0, so every code adds nothing).
+  KOKKOS_FORCEINLINE_FUNCTION void load_slice(std::uint32_t* w, int slice, std::int64_t j0,
+                                              std::int64_t word) const {
     const std::int64_t first = j0 + 4 * static_cast<std::int64_t>(slice) * slice_quads;
-    std::uint32_t w[4 * max_slice_quads];
     KCLA_PACKED_UNROLL
     for (int i = 0; i < 4 * max_slice_quads; ++i) {
       const std::int64_t j = first + i;
       w[i] = i < 4 * slice_quads && j < num_variants ? words[j * words_per_variant + word] : 0u;
     }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void add_slice(Scalar* acc, const std::uint32_t* w, int slice,
+                                             const Scalar* tables) const {
     const Scalar* const t = tables + static_cast<std::size_t>(slice) * slice_quads * table_entries;
     KCLA_PACKED_UNROLL
     for (int q = 0; q < max_slice_quads; ++q)
@@ -276,54 +282,63 @@ struct PackedQuadTablesFunctor {
     const std::int64_t part = team.league_rank() / num_tiles;
     const std::int64_t w0 = tile * tile_words;
     const int words_here = static_cast<int>(packed_min(tile_words, sample_words - w0));
-    const int threads = slices * slice_threads;
     const int rank = team.team_rank(), size = team.team_size();
-    const bool registers = size >= threads;
+    const bool registers = size >= slices * slice_threads;
     Scalar* const tables = static_cast<Scalar*>(
         team.team_shmem().get_shmem(scratch_bytes(slices, slice_quads, slice_threads)));
     Scalar* const red = tables + table_scalars(slices, slice_quads);
-    if (!registers)
-      for (int i = rank; i < threads * red_stride; i += size) red[i] = Scalar(0);
-
-    Scalar acc[16];
-    KCLA_PACKED_UNROLL
-    for (int i = 0; i < 16; ++i) acc[i] = Scalar(0);
-    const int my_slice = rank / slice_threads, my_word = rank % slice_threads;
     const std::int64_t step_variants = 4 * static_cast<std::int64_t>(slices) * slice_quads;
-    for (std::int64_t step = part; step < num_steps; step += teams_per_tile) {
-      const std::int64_t j0 = step * step_variants;
-      team.team_barrier();  // the previous step's tables are read by everyone
-      build_tables(team, j0, tables);
-      team.team_barrier();
-      if (registers) {
-        if (rank < threads && my_word < words_here)
-          sum_slice(acc, my_slice, j0, w0 + my_word, tables);
-        continue;
-      }
-      for (int t = rank; t < threads; t += size) {
-        const int wl = t % slice_threads;
-        if (wl >= words_here) continue;
-        Scalar* const r = red + red_stride * t;
-        Scalar local[16];
-        for (int i = 0; i < 16; ++i) local[i] = r[i];
-        sum_slice(local, t / slice_threads, j0, w0 + wl, tables);
-        for (int i = 0; i < 16; ++i) r[i] = local[i];
-      }
-    }
-    if (registers && rank < threads) {
-      Scalar* const r = red + red_stride * rank;
+
+    if (registers) {
+      const int my_slice = rank / slice_threads, my_word = rank % slice_threads;
+      const bool active = my_slice < slices && my_word < words_here;
+      Scalar acc[16];
       KCLA_PACKED_UNROLL
-      for (int i = 0; i < 16; ++i) r[i] = acc[i];
+      for (int i = 0; i < 16; ++i) acc[i] = Scalar(0);
+      for (std::int64_t step = part; step < num_steps; step += teams_per_tile) {
+        const std::int64_t j0 = step * step_variants;
+        std::uint32_t w[4 * max_slice_quads];
+        if (active) load_slice(w, my_slice, j0, w0 + my_word);  // in flight while tables build
+        team.team_barrier();  // the previous step's tables are read by everyone
+        build_tables(team, j0, tables);
+        team.team_barrier();
+        if (active) add_slice(acc, w, my_slice, tables);
+      }
+      for (int s = 0; s < slices; ++s) {  // the slices' sums, one slice after the other
+        team.team_barrier();
+        if (my_slice == s && my_word < words_here) {
+          Scalar* const r = red + red_stride * my_word;
+          KCLA_PACKED_UNROLL
+          for (int i = 0; i < 16; ++i) r[i] = s == 0 ? acc[i] : r[i] + acc[i];
+        }
+      }
+    } else {
+      for (int i = rank; i < slice_threads * red_stride; i += size) red[i] = Scalar(0);
+      for (std::int64_t step = part; step < num_steps; step += teams_per_tile) {
+        const std::int64_t j0 = step * step_variants;
+        team.team_barrier();
+        build_tables(team, j0, tables);
+        team.team_barrier();
+        for (int wl = rank; wl < words_here; wl += size) {
+          Scalar* const r = red + red_stride * wl;
+          Scalar local[16];
+          for (int i = 0; i < 16; ++i) local[i] = r[i];
+          for (int s = 0; s < slices; ++s) {
+            std::uint32_t w[4 * max_slice_quads];
+            load_slice(w, s, j0, w0 + wl);
+            add_slice(local, w, s, tables);
+          }
+          for (int i = 0; i < 16; ++i) r[i] = local[i];
+        }
+      }
     }
     team.team_barrier();
 
-    // the slices' sums, coalesced: consecutive threads, consecutive samples
+    // coalesced: consecutive threads, consecutive samples
     const std::int64_t s0 = 16 * w0;
     const std::int64_t count = packed_min<std::int64_t>(16 * words_here, num_samples - s0);
     for (std::int64_t i = rank; i < count; i += size) {
-      const std::int64_t wl = i >> 4, k = i & 15;
-      Scalar sum = Scalar(0);
-      for (int s = 0; s < slices; ++s) sum += red[red_stride * (s * slice_threads + wl) + k];
+      const Scalar sum = red[red_stride * (i >> 4) + (i & 15)];
       Scalar* const target = y + (s0 + i) * ld + vector0;
       if (direct)
         *target = sum;
