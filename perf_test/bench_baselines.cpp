@@ -353,8 +353,9 @@ class PanelBench {
   kcla::detail::CsrBaselines<exec_space> baselines_;
 };
 
-/// The 2-bit pair-table kernel (y = G x) over a grid of its tuning knobs, for the notes:
-/// which chunk of variants and tile of sample words the defaults should be.
+/// The 2-bit table kernels (y = G x) over grids of their tuning knobs, for the notes: which
+/// chunk of variants and tile of sample words (pair tables), which team size, quads per
+/// slice and number of teams (quad tables) the defaults should be.
 void packed_sweep(const Panel& p, kcla::bench::Timer& timer) {
   kcla::PackedGenotypes packed;
   try {
@@ -384,6 +385,32 @@ void packed_sweep(const Panel& p, kcla::bench::Timer& timer) {
     }
     std::printf("\n");
   }
+  std::printf("  2-bit quad tables, y = G x over the tuning grid (b2b ms)\n");
+  std::printf("  %8s %6s", "threads", "quads");
+  const double team_factors[] = {0, 0.5, 2, 4};  // 0: the default count
+  for (double f : team_factors) std::printf("   teams x%-4.1f", f == 0 ? 1.0 : f);
+  std::printf("\n");
+  for (int threads : {128, 256, 512, 1024})
+    for (int quads : {1, 2, 4}) {
+      std::printf("  %8d %6d", threads, quads);
+      kcla::PackedMultiplyOptions o;
+      o.kernel = kcla::PackedKernel::quad_tables;
+      o.tuning.quad_team_threads = threads;
+      o.tuning.quad_slice_quads = quads;
+      exec_space exec;
+      const auto sample_words = (p.csr.num_rows + 15) / 16;
+      const auto plan = kcla::detail::packed_quad_tables_plan<Scalar>(
+          exec, sample_words, p.csr.num_cols, o.tuning, 1024);
+      const auto base = plan.teams_per_tile * plan.num_tiles;
+      for (double f : team_factors) {
+        o.tuning.quad_target_teams =
+            f == 0 ? 0 : std::max<int>(1, static_cast<int>(static_cast<double>(base) * f));
+        const auto t = timer.measure([&] { kcla::multiply(exec, G, x, y, o); }, 20, 0);
+        std::printf("   %11.4f", t.b2b_mean_s * 1e3);
+      }
+      std::printf("   (%d slices x %d words, %d quads, %lld teams)\n", plan.slices,
+                  plan.slice_threads, plan.slice_quads, static_cast<long long>(base));
+    }
 }
 
 Settings parse(int argc, char** argv) {

@@ -41,7 +41,7 @@ struct PackedGenotypeTuning {
   int quad_team_threads = 512;    ///< slices are added while the team stays within this
   int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
-  int quad_target_teams = 0;      ///< teams in all (0: what the device holds at once)
+  int quad_target_teams = 0;      ///< teams in all (0: about half of what the device holds)
 
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
@@ -270,8 +270,8 @@ struct PackedQuadTablesPlan {
 /// Tile, slices and quads of the quad-table kernel: the tuning's, shrunk until the scratch
 /// fits (quads per slice down to 2, then slices, then quads down to 1, then tile words)
 /// and the team fits `max_team` threads; `fits` is false when not even one quad's table
-/// does. Teams per tile: quad_target_teams, or half of the teams the device's threads
-/// would hold (registers and scratch keep about that many resident), at most one per step.
+/// does. Teams per tile: quad_target_teams, or about half of the teams the device holds at
+/// once, at most one per step.
 template <class Scalar, class ExecutionSpace>
 PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::int64_t sample_words,
                                              std::int64_t num_variants,
@@ -318,8 +318,13 @@ PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::in
   plan.num_steps = (num_variants + step - 1) / step;
   std::int64_t target = tuning.quad_target_teams;
   if (target <= 0) {
+    // Kokkos reports a GPU's concurrency as multiprocessors x 2,048 resident threads. Half
+    // of the teams whose threads a multiprocessor holds: all resident at once, or two full
+    // waves when registers allow only half; either way no lone tail of teams. (Host
+    // spaces: one team.)
     const std::int64_t threads = static_cast<std::int64_t>(plan.slices) * plan.slice_threads;
-    target = exec.concurrency() / (2 * threads);
+    target = exec.concurrency() / 2048 * (threads <= 1024 ? 1024 / threads : 1);
+    if (target < 1) target = 1;
   }
   std::int64_t per_tile = (target + plan.num_tiles - 1) / plan.num_tiles;
   per_tile = per_tile < 1 ? 1 : (per_tile > plan.num_steps ? plan.num_steps : per_tile);

@@ -11,7 +11,8 @@
 #    kcla_test_foundation (the baseline suite's products);
 # 2. HLC compressed to a grammar with kcla compress;
 # 3. kcla_bench_cusparse_check: cuSPARSE SpMV from plain CUDA calls on every panel;
-# 4. kcla_bench_baselines --batch BATCH (default 1) on every panel, energy included.
+# 4. kcla_bench_baselines --batch BATCH (default 1) on every panel, energy included;
+# 5. with SWEEP=1: the 2-bit table kernels over their tuning grids on scrm2504 and HLC.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -40,3 +41,8 @@ echo "== baselines, batch $batch"
 timeout 300 "$here/bin/kcla_bench_baselines" --batch "$batch" --repeat 50 --energy-seconds 0.5 \
   --tsv "$out/baselines.tsv" "${panels[@]}" 2>&1 | tee "$out/baselines.log"
 echo "kcla_bench_baselines rc=${PIPESTATUS[0]}"
+if [ "${SWEEP:-0}" = 1 ]; then
+  echo "== 2-bit tuning grids"
+  timeout 200 "$here/bin/kcla_bench_baselines" --batch 1 --repeat 5 --energy-seconds 0 \
+    --only 2-bit --packed-sweep "$data/scrm2504.h5" "$data/HLC.h5" 2>&1 | tee "$out/packed_sweep.log"
+fi
