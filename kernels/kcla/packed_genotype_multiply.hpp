@@ -38,10 +38,10 @@ struct PackedGenotypeTuning {
   // Quad tables (y = G x, one vector per pass): a team of quad_team_threads threads is
   // slices of whole warps, each covering the tile's words; a slice sums quad_slice_quads
   // quads (4 variants each) per step, teams stride over the steps.
-  int quad_team_threads = 512;    ///< slices are added while the team stays within this
+  int quad_team_threads = 128;    ///< slices are added while the team stays within this
   int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
-  int quad_target_teams = 0;      ///< teams in all (0: about half of what the device holds)
+  int quad_target_teams = 0;      ///< teams in all (0: as many as the device's threads hold)
 
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
@@ -270,7 +270,7 @@ struct PackedQuadTablesPlan {
 /// Tile, slices and quads of the quad-table kernel: the tuning's, shrunk until the scratch
 /// fits (quads per slice down to 2, then slices, then quads down to 1, then tile words)
 /// and the team fits `max_team` threads; `fits` is false when not even one quad's table
-/// does. Teams per tile: quad_target_teams, or about half of the teams the device holds at
+/// does. Teams per tile: quad_target_teams, or as many as the device's threads hold at
 /// once, at most one per step.
 template <class Scalar, class ExecutionSpace>
 PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::int64_t sample_words,
@@ -318,12 +318,11 @@ PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::in
   plan.num_steps = (num_variants + step - 1) / step;
   std::int64_t target = tuning.quad_target_teams;
   if (target <= 0) {
-    // Kokkos reports a GPU's concurrency as multiprocessors x 2,048 resident threads. Half
-    // of the teams whose threads a multiprocessor holds: all resident at once, or two full
-    // waves when registers allow only half; either way no lone tail of teams. (Host
-    // spaces: one team.)
+    // As many teams as the device's threads hold at once (on a GPU, Kokkos' concurrency is
+    // multiprocessors x resident threads): many teams for few samples, whose steps are
+    // short; a host space gets about one team per thread.
     const std::int64_t threads = static_cast<std::int64_t>(plan.slices) * plan.slice_threads;
-    target = exec.concurrency() / 2048 * (threads <= 1024 ? 1024 / threads : 1);
+    target = exec.concurrency() / threads;
     if (target < 1) target = 1;
   }
   std::int64_t per_tile = (target + plan.num_tiles - 1) / plan.num_tiles;

@@ -12,7 +12,9 @@
 # 2. HLC compressed to a grammar with kcla compress;
 # 3. kcla_bench_cusparse_check: cuSPARSE SpMV from plain CUDA calls on every panel;
 # 4. kcla_bench_baselines --batch BATCH (default 1) on every panel, energy included;
-# 5. with SWEEP=1: the 2-bit table kernels over their tuning grids on scrm2504 and HLC.
+# 5. with SWEEP=1: the 2-bit table kernels over their tuning grids on scrm2504 and HLC;
+# 6. with NCU=1 (and ONLY=1: nothing else): Nsight Compute on the quad- and pair-table
+#    kernels on scrm2504 and HLC (speed of light, occupancy, warp stalls, bank conflicts).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -26,23 +28,43 @@ cp "$here"/data/*.h5 "$here/data/HLC.fam" "$data/"
 xz -dc "$here/data/HLC.bed.xz" > "$data/HLC.bed"
 xz -dc "$here/data/HLC.bim.xz" > "$data/HLC.bim"
 export KCLA_DATA_DIR=$data KCLA_TEST_FIXTURE_DIR=$here/fixtures
+if [ "${ONLY:-0}" != 1 ]; then
 echo "== tests"
 for t in kcla_test_packed kcla_test_foundation; do
   timeout 200 "$here/bin/$t" > "$out/$t.log" 2>&1
   echo "$t rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \] [0-9]' "$out/$t.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \]" "$out/$t.log" | head -5
 done
+fi
 echo "== HLC grammar"
 /usr/bin/time -f "%e s, %M KB" "$here/bin/kcla" compress "$data/HLC" -o "$data/HLC.h5" --quiet 2>&1 | tail -3
 panels=("$data/scrm2504.h5" "$data/HLC.h5" "$data/EUR_subset.h5" "$data/mouse_hs1940.h5")
+if [ "${ONLY:-0}" != 1 ]; then
 echo "== cuSPARSE cross-check"
 timeout 200 "$here/bin/kcla_bench_cusparse_check" --repeat 50 "${panels[@]}" 2>&1 | tee "$out/cusparse_check.log"
 echo "== baselines, batch $batch"
 timeout 300 "$here/bin/kcla_bench_baselines" --batch "$batch" --repeat 50 --energy-seconds 0.5 \
   --tsv "$out/baselines.tsv" "${panels[@]}" 2>&1 | tee "$out/baselines.log"
 echo "kcla_bench_baselines rc=${PIPESTATUS[0]}"
+fi
 if [ "${SWEEP:-0}" = 1 ]; then
   echo "== 2-bit tuning grids"
   timeout 200 "$here/bin/kcla_bench_baselines" --batch 1 --repeat 5 --energy-seconds 0 \
     --only 2-bit --packed-sweep "$data/scrm2504.h5" "$data/HLC.h5" 2>&1 | tee "$out/packed_sweep.log"
+fi
+if [ "${NCU:-0}" = 1 ]; then
+  echo "== Nsight Compute"
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for kernel in PackedQuadTablesFunctor PackedTablesFunctor; do
+    for panel in scrm2504 HLC; do
+      echo "-- $kernel on $panel"
+      timeout 150 "$ncu" --kernel-name-base demangled --kernel-name "regex:$kernel" \
+        --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy \
+        --section WarpStateStats --section LaunchStats \
+        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,dram__bytes_read.sum \
+        "$here/bin/kcla_bench_baselines" --batch 1 --repeat 3 --energy-seconds 0 --only 2-bit \
+        "$data/$panel.h5" > "$out/ncu_${kernel}_$panel.log" 2>&1
+      grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|bank_conflicts|wavefronts|inst_executed|dram__bytes|Stall|Warp Cycles Per Issued" "$out/ncu_${kernel}_$panel.log" | head -30
+    done
+  done
 fi
