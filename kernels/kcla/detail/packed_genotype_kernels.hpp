@@ -28,6 +28,15 @@ KOKKOS_INLINE_FUNCTION T packed_min(T a, T b) {
   return a < b ? a : b;
 }
 
+/// Byte m of v (one byte permute on a GPU, shift and mask elsewhere).
+KOKKOS_FORCEINLINE_FUNCTION unsigned packed_byte(std::uint32_t v, int m) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(v, 0u, 0x4440u + static_cast<unsigned>(m));
+#else
+  return (v >> (8 * m)) & 255u;
+#endif
+}
+
 /// Interleaves the 16 calls of two variants' words into 4-bit pair codes: nibble k of
 /// `even` is c0 | c1 << 2 of sample 2k, nibble k of `odd` that of sample 2k + 1 (c0 from
 /// w0, c1 from w1). Two shifts and two three-input logic operations.
@@ -249,10 +258,10 @@ struct PackedQuadTablesFunctor {
     const std::uint32_t s3 = ((o01 >> 4) & 0x0F0F0F0Fu) | (o23 & 0xF0F0F0F0u);
     KCLA_PACKED_UNROLL
     for (int m = 0; m < 4; ++m) {
-      acc[4 * m] += t[(s0 >> (8 * m)) & 255u];
-      acc[4 * m + 1] += t[(s1 >> (8 * m)) & 255u];
-      acc[4 * m + 2] += t[(s2 >> (8 * m)) & 255u];
-      acc[4 * m + 3] += t[(s3 >> (8 * m)) & 255u];
+      acc[4 * m] += t[packed_byte(s0, m)];
+      acc[4 * m + 1] += t[packed_byte(s1, m)];
+      acc[4 * m + 2] += t[packed_byte(s2, m)];
+      acc[4 * m + 3] += t[packed_byte(s3, m)];
     }
   }
 
@@ -261,10 +270,20 @@ struct PackedQuadTablesFunctor {
   KOKKOS_FORCEINLINE_FUNCTION void load_slice(std::uint32_t* w, int slice, std::int64_t j0,
                                               std::int64_t word) const {
     const std::int64_t first = j0 + 4 * static_cast<std::int64_t>(slice) * slice_quads;
+    const std::uint32_t* p = words + first * words_per_variant + word;
+    const int here = 4 * slice_quads;
+    if (first + here <= num_variants) {  // the common case: no bound checks, one pointer
+      KCLA_PACKED_UNROLL
+      for (int i = 0; i < 4 * max_slice_quads; ++i) {
+        w[i] = i < here ? *p : 0u;
+        p += words_per_variant;
+      }
+      return;
+    }
     KCLA_PACKED_UNROLL
     for (int i = 0; i < 4 * max_slice_quads; ++i) {
-      const std::int64_t j = first + i;
-      w[i] = i < 4 * slice_quads && j < num_variants ? words[j * words_per_variant + word] : 0u;
+      w[i] = i < here && first + i < num_variants ? *p : 0u;
+      p += words_per_variant;
     }
   }
 
