@@ -40,6 +40,10 @@ class MpiSession {
   }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+  /// Whether this session initialized MPI (and will finalize it).
+  bool active() const {
+    return active_;
+  }
 
  private:
   bool active_ = false;

@@ -275,10 +275,14 @@ struct FusedSweepFunctor {
     const bool has_item = prefetched && item < (end - begin) * B;
     typename SweepArgs<Semiring, Scalar>::NodeOperands operands{};
     if (has_item) operands = a.prefetch_node(begin + item / B, item % B);
-    if (level > 0 && tickets_per_level[level - 1] > 0) {
-      const std::int64_t target = (epoch + 1) * tickets_per_level[level - 1];
+    // Wait for the nearest level below that has tickets: an empty level in between (no
+    // row units, nothing to fill) must not break the chain of hand-offs.
+    std::int32_t below = level - 1;
+    while (below >= 0 && tickets_per_level[below] == 0) --below;
+    if (below >= 0) {
+      const std::int64_t target = (epoch + 1) * tickets_per_level[below];
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
-        while (load_counter(&counters[level]) < target) {
+        while (load_counter(&counters[1 + below]) < target) {
 #if defined(__CUDA_ARCH__)
           // Back off: hundreds of waiting teams polling one L2 line slow the producers.
           __nanosleep(200);

@@ -541,11 +541,15 @@ struct HostFusedSweepFunctor {
         epoch * num_tickets;
     const std::int32_t level = ticket_level[ticket], kind = ticket_kind[ticket];
     const std::int64_t begin = ticket_begin[ticket], end = ticket_end[ticket];
-    if (level > 0 && tickets_per_level[level - 1] > 0) {
-      const auto target =
-          static_cast<unsigned long long>((epoch + 1) * tickets_per_level[level - 1]);
+    // Wait for the nearest level below that has tickets: an empty level in between (no
+    // row units, nothing to fill) must not break the chain of hand-offs.
+    std::int32_t below = level - 1;
+    while (below >= 0 && tickets_per_level[below] == 0) --below;
+    if (below >= 0) {
+      const auto target = static_cast<unsigned long long>((epoch + 1) * tickets_per_level[below]);
       for (int spins = 0;
-           *static_cast<const volatile unsigned long long*>(&counters[level]) < target; ++spins) {
+           *static_cast<const volatile unsigned long long*>(&counters[1 + below]) < target;
+           ++spins) {
 #if !defined(__CUDA_ARCH__)
         // More threads than cores: the ticket waited for may belong to a thread that is
         // not running; spinning on would keep it off the core.
