@@ -25,17 +25,10 @@ jobs=${KCLA_FUZZ_JOBS:-1}
 log() { echo "[fuzz $(date +%H:%M:%S)] $*"; }
 die() { echo "fuzz.sh: error: $*" >&2; exit 1; }
 
-command -v clang++ >/dev/null || die "clang++ not found (Debian: clang, libclang-rt-14-dev)"
-
+# shellcheck source=clang_build_lib.sh
+source "$here/clang_build_lib.sh"
 # Kokkos is needed only because kcla's top-level CMakeLists finds it.
-kokkos_root=${KOKKOS_ROOT:-}
-if [ -z "$kokkos_root" ] && [ -f "$root/build/CMakeCache.txt" ]; then
-  kokkos_root=$(sed -n 's/^Kokkos_ROOT:[A-Z]*=//p' "$root/build/CMakeCache.txt" | head -1)
-fi
-if [ -z "$kokkos_root" ] || [ ! -d "$kokkos_root" ]; then
-  kokkos_root=$(bash "$here/setup.sh" --deps-only --no-apt | tail -1)
-fi
-[ -d "$kokkos_root" ] || die "no Kokkos prefix (set KOKKOS_ROOT)"
+kokkos_root=$(clang_kokkos_root)
 
 start=$SECONDS
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then

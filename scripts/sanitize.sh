@@ -25,16 +25,9 @@ jobs=${KCLA_SANITIZE_JOBS:-2}
 log() { echo "[sanitize $(date +%H:%M:%S)] $*"; }
 die() { echo "sanitize.sh: error: $*" >&2; exit 1; }
 
-command -v clang++ >/dev/null || die "clang++ not found (Debian: clang, libclang-rt-14-dev)"
-
-kokkos_root=${KOKKOS_ROOT:-}
-if [ -z "$kokkos_root" ] && [ -f "$root/build/CMakeCache.txt" ]; then
-  kokkos_root=$(sed -n 's/^Kokkos_ROOT:[A-Z]*=//p' "$root/build/CMakeCache.txt" | head -1)
-fi
-if [ -z "$kokkos_root" ] || [ ! -d "$kokkos_root" ]; then
-  kokkos_root=$(bash "$here/setup.sh" --deps-only --no-apt | tail -1)
-fi
-[ -d "$kokkos_root" ] || die "no Kokkos prefix (set KOKKOS_ROOT)"
+# shellcheck source=clang_build_lib.sh
+source "$here/clang_build_lib.sh"
+kokkos_root=$(clang_kokkos_root)
 
 flags="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 start=$SECONDS
