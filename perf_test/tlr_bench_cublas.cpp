@@ -24,6 +24,11 @@ void check(cublasStatus_t status, const char* call) {
                        " failed: " + cublasGetStatusString(status));
 }
 
+void check(cudaError_t status, const char* call) {
+  if (status != cudaSuccess)
+    throw BackendError(std::string("CUDA: ") + call + " failed: " + cudaGetErrorString(status));
+}
+
 // One handle for the whole benchmark process (deliberately never destroyed: it would
 // outlive the CUDA context at exit).
 cublasHandle_t handle() {
