@@ -145,6 +145,9 @@ std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
   small.quad_team_threads = 96;  // three slices
   small.quad_slice_quads = 3;
   small.quad_target_teams = 1 << 20;
+  small.mma_team_warps = 3;
+  small.mma_min_part_steps = 1;  // parts of two steps: many teams, a partial last batch
+  small.mma_target_warps = 1 << 20;
   kcla::PackedGenotypeTuning tight;  // quad tables: one slice of one quad
   tight.max_team_scratch_bytes = 7000;
   kcla::PackedGenotypeTuning cramped;  // quad tables do not fit: pair tables instead
@@ -156,9 +159,9 @@ std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
 }
 
 const std::vector<PackedKernel>& all_kernels() {
-  static const std::vector<PackedKernel> k = {PackedKernel::automatic, PackedKernel::tables,
-                                              PackedKernel::quad_tables, PackedKernel::tiles,
-                                              PackedKernel::host_blocks};
+  static const std::vector<PackedKernel> k = {
+      PackedKernel::automatic, PackedKernel::tables,      PackedKernel::quad_tables,
+      PackedKernel::tiles,     PackedKernel::host_blocks, PackedKernel::tensor_cores};
   return k;
 }
 
@@ -172,6 +175,8 @@ const char* name(PackedKernel k) {
       return "tiles";
     case PackedKernel::host_blocks:
       return "host_blocks";
+    case PackedKernel::tensor_cores:
+      return "tensor_cores";
     default:
       return "automatic";
   }
@@ -355,6 +360,106 @@ TEST(PackedMultiply, QuadTablePlanFitsItsScratchOrDeclines) {
   kcla::PackedGenotypeTuning cramped;
   cramped.max_team_scratch_bytes = 700;  // less than one table: pair tables run instead
   EXPECT_FALSE(kcla::detail::packed_quad_tables_plan<float>(space, 157, 1000, cramped, 1024).fits);
+}
+
+// ---- tensor-core kernel: the encoding (host) and where it runs -----------------------------
+
+TEST(PackedTensorCores, BytePermuteFollowsPtx) {
+  // byte i of the result is byte (s >> 4i) & 7 of y:x
+  EXPECT_EQ(kcla::detail::packed_byte_perm(0x33221100u, 0x77665544u, 0x3210u), 0x33221100u);
+  EXPECT_EQ(kcla::detail::packed_byte_perm(0x33221100u, 0x77665544u, 0x7654u), 0x77665544u);
+  EXPECT_EQ(kcla::detail::packed_byte_perm(0x33221100u, 0x77665544u, 0x0415u), 0x00441155u);
+}
+
+TEST(PackedTensorCores, RegistersHoldTheCodesValuesAsSubnormalHalves) {
+  auto gen = kcla::test::rng();
+  for (const auto counted : {kcla::CountedAllele::a1, kcla::CountedAllele::a2}) {
+    const auto counts = kcla::allele_counts_of_codes(counted);
+    float values[4];
+    for (int c = 0; c < 4; ++c) values[c] = counts[static_cast<std::size_t>(c)];
+    std::uint32_t table = 0, flip = 0;
+    ASSERT_TRUE(kcla::detail::packed_mma_table(values, table, flip));
+    for (int trial = 0; trial < 200; ++trial) {
+      const auto wa = static_cast<std::uint32_t>(gen()), wb = static_cast<std::uint32_t>(gen());
+      for (int m = 0; m < 4; ++m) {  // the kernel's pair of bytes m, then sample 4m + q (+ 2)
+        const std::uint32_t pair =
+            kcla::detail::packed_byte_perm(wa, wb, 0x40u + 0x11u * static_cast<unsigned>(m)) ^ flip;
+        for (int q = 0; q < 2; ++q)
+          for (const bool high : {false, true}) {
+            const int sample = 4 * m + q + (high ? 2 : 0);
+            const auto r = kcla::detail::packed_mma_register(pair >> (2 * q), high, table);
+            const auto code_a = (wa >> (2 * sample)) & 3u, code_b = (wb >> (2 * sample)) & 3u;
+            // fp16 bits of value * 2^-24 are the value; of value * 2^-16, the value << 8
+            const unsigned shift = high ? 8 : 0;
+            EXPECT_EQ(r & 0xFFFFu, counts[code_a] << shift) << "sample " << sample;
+            EXPECT_EQ(r >> 16, counts[code_b] << shift) << "sample " << sample;
+          }
+      }
+    }
+  }
+}
+
+TEST(PackedTensorCores, TableTakesOnlyValuesZeroToThree) {
+  std::uint32_t table = 0, flip = 0;
+  const float counts[4] = {2, 0, 1, 0};  // counting A1: code 1 is the first zero
+  ASSERT_TRUE(kcla::detail::packed_mma_table(counts, table, flip));
+  EXPECT_EQ(flip, 0x55555555u);
+  EXPECT_EQ(table, 0x01000200u);  // byte c: the value of code c ^ 1
+  const float a2[4] = {0, 0, 1, 2};
+  ASSERT_TRUE(kcla::detail::packed_mma_table(a2, table, flip));
+  EXPECT_EQ(flip, 0u);
+  EXPECT_EQ(table, 0x02010000u);
+  const float half[4] = {0, 0.5f, 1, 2};
+  EXPECT_FALSE(kcla::detail::packed_mma_table(half, table, flip));
+  const float four[4] = {0, 1, 2, 4};
+  EXPECT_FALSE(kcla::detail::packed_mma_table(four, table, flip));
+  const double negative[4] = {0, -1, 1, 2};
+  EXPECT_FALSE(kcla::detail::packed_mma_table(negative, table, flip));
+  const float no_zero[4] = {1, 2, 3, 1};
+  EXPECT_FALSE(kcla::detail::packed_mma_table(no_zero, table, flip));
+}
+
+TEST(PackedTensorCores, PlanCoversEverySampleAndStep) {
+  using functor = kcla::detail::PackedTensorCoreFunctor<Kokkos::DefaultHostExecutionSpace>;
+  kcla::PackedGenotypeTuning tuning;
+  for (const std::int64_t words : {1, 7, 8, 9, 28, 313, 3000})
+    for (const std::int64_t variants : {1, 15, 17, 1000, 358499})
+      for (const std::int64_t concurrency : {1, 270336}) {
+        const auto plan =
+            kcla::detail::packed_tensor_core_plan(words, variants, concurrency, tuning);
+        EXPECT_GE(plan.sample_blocks * functor::words_per_warp, words);
+        EXPECT_GE(plan.team_groups * plan.block_warps, plan.sample_blocks);
+        EXPECT_GE(plan.splits, 1);
+        EXPECT_LE(plan.block_warps * plan.splits, functor::max_team_warps);
+        EXPECT_EQ(plan.split_steps % (2 * functor::group_steps), 0);
+        const std::int64_t team_steps = plan.splits * plan.split_steps;
+        EXPECT_GE(plan.num_parts * team_steps * functor::step_variants, variants);
+        EXPECT_LT((plan.num_parts - 1) * team_steps, plan.num_steps);     // no empty team
+        EXPECT_LT((plan.splits - 1) * plan.split_steps, plan.num_steps);  // no empty split
+        if (plan.num_parts * plan.splits > 1) {
+          EXPECT_GE(plan.split_steps, tuning.mma_min_part_steps);
+        }
+      }
+}
+
+TEST(PackedTensorCores, RunWhereTheGpuHasThem) {
+  auto gen = kcla::test::rng();
+  const auto panel = random_panel(gen, 20, 30);
+  using exec = Kokkos::DefaultExecutionSpace;
+  const kcla::PackedGenotypeMatrix<float, exec::memory_space> Gf(panel.packed);
+  const kcla::PackedGenotypeMatrix<double, exec::memory_space> Gd(panel.packed);
+  EXPECT_FALSE(kcla::detail::packed_tensor_cores_available(exec(), Gd)) << "double never";
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<exec, Kokkos::Cuda>::value) {
+    int major = 0;
+    ASSERT_EQ(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, exec().cuda_device()),
+        cudaSuccess);
+    EXPECT_EQ(kcla::detail::packed_tensor_cores_available(exec(), Gf), major >= 8);
+    return;
+  }
+#endif
+  EXPECT_FALSE(kcla::detail::packed_tensor_cores_available(exec(), Gf)) << "host spaces never";
 }
 
 TEST(PackedMultiply, BatchedMatchesCsrReference) {
@@ -571,9 +676,9 @@ void check_real_fileset(const std::string& name, std::int64_t samples, std::int6
   const Panel panel{csr.matrix, packed, csr.num_missing};
   // One vector through the table and host kernels; a few vectors through each batched
   // path. The tile kernel (a GPU design, slow on a host) runs on the smaller sets only.
-  const std::vector<PackedKernel> vector_kernels = {PackedKernel::automatic, PackedKernel::tables,
-                                                    PackedKernel::quad_tables,
-                                                    PackedKernel::host_blocks};
+  const std::vector<PackedKernel> vector_kernels = {
+      PackedKernel::automatic, PackedKernel::tables, PackedKernel::quad_tables,
+      PackedKernel::host_blocks, PackedKernel::tensor_cores};
   check_products<float>(panel, 1, gen, vector_kernels, false);
   check_products<double>(panel, 1, gen, {PackedKernel::automatic}, false);
   check_products<float>(panel, 3, gen, {PackedKernel::automatic}, false);

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <kcla/detail/packed_genotype_kernels.hpp>
+#include <kcla/detail/packed_genotype_mma.hpp>
 #include <kcla/detail/product_operands.hpp>
 #include <kcla/error.hpp>
 #include <kcla/packed_genotypes.hpp>
@@ -43,6 +44,14 @@ struct PackedGenotypeTuning {
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
   int quad_target_teams = 0;      ///< teams in all (0: as many as the device's threads hold)
 
+  // Tensor cores (y = G x, float, one vector per pass; NVIDIA sm_80 and newer): teams of
+  // mma_team_warps warps, each warp 128 samples x one range of at least
+  // mma_min_part_steps x 16 variants, ranges until there are about mma_target_warps warps.
+  int mma_team_warps = 8;       ///< 1 to 8: blocks of 128 samples first, then variant splits
+  int mma_min_part_steps = 32;  ///< a range's sums go into y once (atomics): keep them long
+  int mma_target_warps = 0;     ///< 0: one wave (2 teams of 8 warps per multiprocessor)
+  bool mma_prefetch = true;     ///< L2 prefetches two groups of steps ahead of the loads
+
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
   // vectors and steps through its variants tile_variants at a time.
@@ -61,11 +70,14 @@ struct PackedGenotypeTuning {
 };
 
 /// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
-/// device, quad_tables for one vector, tables up to PackedGenotypeTuning::table_max_vectors
-/// vectors, tiles above. The others force one (every kernel runs on every space; tests use
-/// that). quad_tables runs pair tables instead when its smallest tables do not fit the
-/// team scratch (PackedGenotypeTuning::max_team_scratch_bytes).
-enum class PackedKernel { automatic, tables, tiles, host_blocks, quad_tables };
+/// device, tensor_cores for one float vector where it runs, else quad_tables for one
+/// vector, tables up to PackedGenotypeTuning::table_max_vectors vectors, tiles above. The
+/// others force one (every kernel runs on every space; tests use that). quad_tables runs
+/// pair tables instead when its smallest tables do not fit the team scratch
+/// (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores runs quad_tables instead
+/// where it does not run: Scalar double, code values other than 0 .. 3, host spaces, GPUs
+/// without sm_80 tensor cores (packed_tensor_cores_available says which).
+enum class PackedKernel { automatic, tables, tiles, host_blocks, quad_tables, tensor_cores };
 
 struct PackedMultiplyOptions {
   PackedKernel kernel = PackedKernel::automatic;
@@ -377,6 +389,119 @@ bool packed_quad_tables(const ExecutionSpace& exec,
   return true;
 }
 
+struct PackedTensorCorePlan {
+  int block_warps = 1, splits = 1;
+  std::int64_t sample_blocks = 1, team_groups = 1, num_steps = 1, split_steps = 4, num_parts = 1;
+};
+
+/// Teams of the tensor-core kernel for a panel of `sample_words` words of samples on a
+/// device holding `concurrency` threads at once: mma_team_warps warps per team, first
+/// across blocks of 128 samples, the rest splitting the team's variants; variant ranges of
+/// at least mma_min_part_steps steps until there are about mma_target_warps warps.
+inline PackedTensorCorePlan packed_tensor_core_plan(std::int64_t sample_words,
+                                                    std::int64_t num_variants,
+                                                    std::int64_t concurrency,
+                                                    const PackedGenotypeTuning& tuning) {
+  using functor = PackedTensorCoreFunctor<Kokkos::DefaultHostExecutionSpace>;
+  PackedTensorCorePlan plan;
+  plan.sample_blocks = (sample_words + functor::words_per_warp - 1) / functor::words_per_warp;
+  if (plan.sample_blocks < 1) plan.sample_blocks = 1;
+  const int wanted = tuning.mma_team_warps < 1                         ? 1
+                     : tuning.mma_team_warps > functor::max_team_warps ? functor::max_team_warps
+                                                                       : tuning.mma_team_warps;
+  plan.block_warps = plan.sample_blocks < wanted ? static_cast<int>(plan.sample_blocks) : wanted;
+  plan.splits = wanted / plan.block_warps;
+  plan.team_groups = (plan.sample_blocks + plan.block_warps - 1) / plan.block_warps;
+  plan.num_steps = (num_variants + functor::step_variants - 1) / functor::step_variants;
+  if (plan.num_steps < 1) plan.num_steps = 1;
+  std::int64_t target = tuning.mma_target_warps;
+  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds 2
+  // teams of 8 warps per multiprocessor, so this is one wave of full teams.
+  if (target <= 0) target = concurrency / 128 > 1 ? concurrency / 128 : 1;
+  // ranges of variants, each summed by team_groups x block_warps warps
+  std::int64_t ranges = target / (plan.team_groups * plan.block_warps);
+  const std::int64_t min_steps = tuning.mma_min_part_steps > 1 ? tuning.mma_min_part_steps : 1;
+  if (ranges > plan.num_steps / min_steps) ranges = plan.num_steps / min_steps;
+  if (ranges < 1) ranges = 1;
+  const std::int64_t round = 2 * functor::group_steps;  // the kernel's steps per round
+  plan.split_steps = ((plan.num_steps + ranges - 1) / ranges + round - 1) / round * round;
+  ranges = (plan.num_steps + plan.split_steps - 1) / plan.split_steps;
+  if (ranges < plan.splits) plan.splits = static_cast<int>(ranges);
+  plan.num_parts = (ranges + plan.splits - 1) / plan.splits;
+  return plan;
+}
+
+/// Whether the tensor-core kernel runs for this matrix on ExecutionSpace: a CUDA space on
+/// a GPU of compute capability 8.0 or newer, Scalar float, code values 0 .. 3.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool packed_tensor_cores_available(const ExecutionSpace& exec,
+                                   const PackedGenotypeMatrix<Scalar, MemorySpace>& G) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
+                std::is_same<Scalar, float>::value) {
+    Scalar values[4];
+    for (int c = 0; c < 4; ++c) values[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+    std::uint32_t table = 0, flip = 0;
+    if (!packed_mma_table(values, table, flip)) return false;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, exec.cuda_device()) !=
+        cudaSuccess)
+      return false;
+    return major >= 8;
+  }
+#endif
+  (void)exec;
+  (void)G;
+  return false;
+}
+
+/// y = G x one vector at a time through the tensor cores; false (nothing done) where the
+/// kernel does not run (packed_tensor_cores_available).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool packed_tensor_cores(const ExecutionSpace& exec,
+                         const PackedGenotypeMatrix<Scalar, MemorySpace>& G, const Scalar* x,
+                         Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  if (!packed_tensor_cores_available(exec, G)) return false;
+  if constexpr (std::is_same<Scalar, float>::value) {
+    using functor = PackedTensorCoreFunctor<ExecutionSpace>;
+    const std::int64_t sample_words = (G.num_samples() + 15) / 16;
+    const auto plan =
+        packed_tensor_core_plan(sample_words, G.num_variants(), exec.concurrency(), tuning);
+    functor f;
+    f.words = G.words().data();
+    f.x = x;
+    f.y = y;
+    f.ld = B;
+    f.num_samples = G.num_samples();
+    f.num_variants = G.num_variants();
+    f.words_per_variant = G.words_per_variant();
+    f.sample_blocks = plan.sample_blocks;
+    f.team_groups = plan.team_groups;
+    f.num_steps = plan.num_steps;
+    f.split_steps = plan.split_steps;
+    f.block_warps = plan.block_warps;
+    f.splits = plan.splits;
+    f.prefetch = tuning.mma_prefetch;
+    Scalar values[4];
+    for (int c = 0; c < 4; ++c) values[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
+    packed_mma_table(values, f.table, f.flip);
+    const int league = packed_league(plan.team_groups * plan.num_parts, "the tensor-core kernel");
+    const std::size_t scratch = functor::scratch_bytes(plan.block_warps, plan.splits);
+    packed_zero(exec, y, G.num_samples() * B);
+    // 2 teams of 256 threads per multiprocessor: at most 128 registers
+    using policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::LaunchBounds<256, 2>>;
+    for (std::int64_t v = 0; v < B; ++v) {
+      f.vector0 = v;
+      Kokkos::parallel_for("kcla::packed::tensor_cores",
+                           policy(exec, league, 32 * plan.block_warps * plan.splits)
+                               .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                           f);
+    }
+    return true;
+  }
+  return false;
+}
+
 template <int TN, class ExecutionSpace, class Scalar, class MemorySpace>
 void packed_tiles(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
                   const Scalar* x, Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
@@ -469,12 +594,16 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
   }
   PackedKernel kernel = options.kernel;
   if (kernel == PackedKernel::automatic)
-    kernel = packed_on_host<ExecutionSpace>()        ? PackedKernel::host_blocks
-             : B == 1                                ? PackedKernel::quad_tables
-             : B <= options.tuning.table_max_vectors ? PackedKernel::tables
-                                                     : PackedKernel::tiles;
+    kernel = packed_on_host<ExecutionSpace>()                   ? PackedKernel::host_blocks
+             : B == 1 && packed_tensor_cores_available(exec, G) ? PackedKernel::tensor_cores
+             : B == 1                                           ? PackedKernel::quad_tables
+             : B <= options.tuning.table_max_vectors            ? PackedKernel::tables
+                                                                : PackedKernel::tiles;
   constexpr int VG = PackedGenotypeTuning::tile_vector_groups;
   switch (kernel) {
+    case PackedKernel::tensor_cores:
+      if (packed_tensor_cores(exec, G, x, y, B, options.tuning)) break;
+      [[fallthrough]];
     case PackedKernel::quad_tables:
       if (!packed_quad_tables(exec, G, x, y, B, options.tuning))
         packed_tables(exec, G, x, y, B, options.tuning);

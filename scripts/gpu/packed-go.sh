@@ -13,8 +13,10 @@
 # 3. kcla_bench_cusparse_check: cuSPARSE SpMV from plain CUDA calls on every panel;
 # 4. kcla_bench_baselines --batch BATCH (default 1) on every panel, energy included;
 # 5. with SWEEP=1: the 2-bit table kernels over their tuning grids on scrm2504 and HLC;
-# 6. with NCU=1 (and ONLY=1: nothing else): Nsight Compute on the quad- and pair-table
-#    kernels on scrm2504 and HLC (speed of light, occupancy, warp stalls, bank conflicts).
+# 6. with NCU=1 (and ONLY=1: nothing else): Nsight Compute on the 2-bit kernels named in
+#    NCU_KERNELS (default: tensor-core, quad- and pair-table functors) on scrm2504 and HLC
+#    (speed of light, occupancy, warp stalls, bank conflicts).
+# BASELINES=LIST passes --only LIST to step 4 (e.g. BASELINES=2-bit); CHECK=0 skips step 3.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -40,11 +42,13 @@ echo "== HLC grammar"
 /usr/bin/time -f "%e s, %M KB" "$here/bin/kcla" compress "$data/HLC" -o "$data/HLC.h5" --quiet 2>&1 | tail -3
 panels=("$data/scrm2504.h5" "$data/HLC.h5" "$data/EUR_subset.h5" "$data/mouse_hs1940.h5")
 if [ "${ONLY:-0}" != 1 ]; then
+if [ "${CHECK:-1}" = 1 ]; then
 echo "== cuSPARSE cross-check"
 timeout 200 "$here/bin/kcla_bench_cusparse_check" --repeat 50 "${panels[@]}" 2>&1 | tee "$out/cusparse_check.log"
+fi
 echo "== baselines, batch $batch"
 timeout 300 "$here/bin/kcla_bench_baselines" --batch "$batch" --repeat 50 --energy-seconds 0.5 \
-  --tsv "$out/baselines.tsv" "${panels[@]}" 2>&1 | tee "$out/baselines.log"
+   --tsv "$out/baselines.tsv" ${BASELINES:+--only "$BASELINES"} "${panels[@]}" 2>&1 | tee "$out/baselines.log"
 echo "kcla_bench_baselines rc=${PIPESTATUS[0]}"
 fi
 if [ "${SWEEP:-0}" = 1 ]; then
@@ -55,16 +59,16 @@ fi
 if [ "${NCU:-0}" = 1 ]; then
   echo "== Nsight Compute"
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  for kernel in PackedQuadTablesFunctor PackedTablesFunctor; do
+  for kernel in ${NCU_KERNELS:-PackedTensorCoreFunctor PackedQuadTablesFunctor PackedTablesFunctor}; do
     for panel in scrm2504 HLC; do
       echo "-- $kernel on $panel"
       timeout 150 "$ncu" --kernel-name-base demangled --kernel-name "regex:$kernel" \
         --launch-skip 3 --launch-count 1 --section SpeedOfLight --section Occupancy \
         --section WarpStateStats --section LaunchStats \
-        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,dram__bytes_read.sum \
+        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed.sum,dram__bytes_read.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio \
         "$here/bin/kcla_bench_baselines" --batch 1 --repeat 3 --energy-seconds 0 --only 2-bit \
         "$data/$panel.h5" > "$out/ncu_${kernel}_$panel.log" 2>&1
-      grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|bank_conflicts|wavefronts|inst_executed|dram__bytes|Stall|Warp Cycles Per Issued" "$out/ncu_${kernel}_$panel.log" | head -30
+      grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|bank_conflicts|wavefronts|inst_executed|dram__bytes|Stall|stalled|Waves|Warp Cycles Per Issued" "$out/ncu_${kernel}_$panel.log" | head -40
     done
   done
 fi

@@ -245,14 +245,19 @@ class CsrBaselines {
     const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
     auto kernels = device ? std::vector<PackedKernel>{PackedKernel::tables, PackedKernel::tiles}
                           : std::vector<PackedKernel>{PackedKernel::host_blocks};
-    if (device && vectors == 1) kernels.insert(kernels.begin(), PackedKernel::quad_tables);
+    if (device && vectors == 1) {
+      kernels.insert(kernels.begin(), PackedKernel::quad_tables);
+      if (detail::packed_tensor_cores_available(ExecutionSpace(), *packed))
+        kernels.insert(kernels.begin(), PackedKernel::tensor_cores);
+    }
     for (auto kernel : kernels) {
       PackedMultiplyOptions options;
       options.kernel = kernel;
-      const char* name = kernel == PackedKernel::quad_tables ? "quad tables"
-                         : kernel == PackedKernel::tables    ? "pair tables"
-                         : kernel == PackedKernel::tiles     ? "decoded tiles"
-                                                             : "host blocks";
+      const char* name = kernel == PackedKernel::tensor_cores  ? "tensor cores"
+                         : kernel == PackedKernel::quad_tables ? "quad tables"
+                         : kernel == PackedKernel::tables      ? "pair tables"
+                         : kernel == PackedKernel::tiles       ? "decoded tiles"
+                                                               : "host blocks";
       auto x = o.x;
       auto y = o.y;
       if (vectors == 1) {
