@@ -431,7 +431,7 @@ TEST(PackedTensorCores, PlanCoversEverySampleAndStep) {
         EXPECT_GE(plan.team_groups * plan.block_warps, plan.sample_blocks);
         EXPECT_GE(plan.splits, 1);
         EXPECT_LE(plan.block_warps * plan.splits, functor::max_team_warps);
-        EXPECT_EQ(plan.split_steps % (2 * functor::group_steps), 0);
+        EXPECT_EQ(plan.split_steps % functor::split_round, 0);
         const std::int64_t team_steps = plan.splits * plan.split_steps;
         EXPECT_GE(plan.num_parts * team_steps * functor::step_variants, variants);
         EXPECT_LT((plan.num_parts - 1) * team_steps, plan.num_steps);     // no empty team

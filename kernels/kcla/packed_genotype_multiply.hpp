@@ -49,8 +49,7 @@ struct PackedGenotypeTuning {
   // mma_min_part_steps x 16 variants, ranges until there are about mma_target_warps warps.
   int mma_team_warps = 8;       ///< 1 to 8: blocks of 128 samples first, then variant splits
   int mma_min_part_steps = 32;  ///< a range's sums go into y once (atomics): keep them long
-  int mma_target_warps = 0;     ///< 0: one wave (2 teams of 8 warps per multiprocessor)
-  bool mma_prefetch = true;     ///< L2 prefetches two groups of steps ahead of the loads
+  int mma_target_warps = 0;     ///< 0: one wave (3 teams of 8 warps per multiprocessor)
 
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
@@ -415,15 +414,15 @@ inline PackedTensorCorePlan packed_tensor_core_plan(std::int64_t sample_words,
   plan.num_steps = (num_variants + functor::step_variants - 1) / functor::step_variants;
   if (plan.num_steps < 1) plan.num_steps = 1;
   std::int64_t target = tuning.mma_target_warps;
-  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds 2
+  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds 3
   // teams of 8 warps per multiprocessor, so this is one wave of full teams.
-  if (target <= 0) target = concurrency / 128 > 1 ? concurrency / 128 : 1;
+  if (target <= 0) target = concurrency * 3 / 256 > 1 ? concurrency * 3 / 256 : 1;
   // ranges of variants, each summed by team_groups x block_warps warps
   std::int64_t ranges = target / (plan.team_groups * plan.block_warps);
   const std::int64_t min_steps = tuning.mma_min_part_steps > 1 ? tuning.mma_min_part_steps : 1;
   if (ranges > plan.num_steps / min_steps) ranges = plan.num_steps / min_steps;
   if (ranges < 1) ranges = 1;
-  const std::int64_t round = 2 * functor::group_steps;  // the kernel's steps per round
+  const std::int64_t round = functor::split_round;
   plan.split_steps = ((plan.num_steps + ranges - 1) / ranges + round - 1) / round * round;
   ranges = (plan.num_steps + plan.split_steps - 1) / plan.split_steps;
   if (ranges < plan.splits) plan.splits = static_cast<int>(ranges);
@@ -481,15 +480,14 @@ bool packed_tensor_cores(const ExecutionSpace& exec,
     f.split_steps = plan.split_steps;
     f.block_warps = plan.block_warps;
     f.splits = plan.splits;
-    f.prefetch = tuning.mma_prefetch;
     Scalar values[4];
     for (int c = 0; c < 4; ++c) values[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
     packed_mma_table(values, f.table, f.flip);
     const int league = packed_league(plan.team_groups * plan.num_parts, "the tensor-core kernel");
     const std::size_t scratch = functor::scratch_bytes(plan.block_warps, plan.splits);
     packed_zero(exec, y, G.num_samples() * B);
-    // 2 teams of 256 threads per multiprocessor: at most 128 registers
-    using policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::LaunchBounds<256, 2>>;
+    // 3 teams of 256 threads per multiprocessor: at most 85 registers
+    using policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::LaunchBounds<256, 3>>;
     for (std::int64_t v = 0; v < B; ++v) {
       f.vector0 = v;
       Kokkos::parallel_for("kcla::packed::tensor_cores",

@@ -82,21 +82,30 @@ inline bool packed_mma_table(const Scalar (&value)[4], std::uint32_t& table, std
 /// A team is block_warps x splits warps: block_warps consecutive blocks of 128 samples (8
 /// words; one warp each) times `splits` consecutive ranges of split_steps steps of 16
 /// variants (a part of the variants per team). Each warp steps through its range with 8
-/// m16n8k16 products per step (one per 16 samples), the words of the next group_steps
-/// steps in flight. The B fragments of batch_steps steps of every split are built in team
-/// scratch (double-buffered, one barrier per batch). At the end the splits' sums are added
-/// in scratch and each sample's sum goes into y, zeroed beforehand: one atomic per sample
-/// and team.
+/// m16n8k16 products per step (one per 16 samples); its words (16 variants x 8 words per
+/// step) arrive by asynchronous copies into a ring of `stages` steps in team scratch, so
+/// the loads in flight hold no registers. The B fragments of batch_steps steps of every
+/// split are built in team scratch (double-buffered, one barrier per batch). At the end
+/// the splits' sums are added in scratch and each sample's sum goes into y, zeroed
+/// beforehand: one atomic per sample and team.
 template <class ExecutionSpace>
 struct PackedTensorCoreFunctor {
   using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  static constexpr int max_team_warps = 8;  // the launch bound: 256 threads, 2 teams per SM
+  static constexpr int max_team_warps = 8;  // the launch bound: 256 threads, 3 teams per SM
   static constexpr int words_per_warp = 8;  // 128 samples
   static constexpr int step_variants = 16;
   static constexpr int batch_steps = 16;
-  static constexpr int group_steps = 4;      // a split's steps are a multiple of 2 groups
+  static constexpr int stages = 4;           // steps in flight per warp (a power of 2)
+  static constexpr int split_round = 4;      // a split's steps are a multiple of this
   static constexpr int fragment_words = 24;  // per step: 3 pieces x 4 lanes x 2 registers
   static constexpr int block_samples = 16 * words_per_warp;
+  // A step's 16 rows of 8 words, a padding row after every 4: the reads of variants 2t,
+  // 2t + 1, 2t + 8, 2t + 9 by the four lanes t of a group hit four different banks.
+  static constexpr int stage_words = 20 * words_per_warp;
+
+  static KOKKOS_INLINE_FUNCTION int row_offset(int variant) {
+    return (variant + (variant >> 2)) * words_per_warp;
+  }
 
   const std::uint32_t* words = nullptr;
   const float* x = nullptr;
@@ -105,17 +114,18 @@ struct PackedTensorCoreFunctor {
   std::int64_t num_samples = 0, num_variants = 0, words_per_variant = 0;
   std::int64_t sample_blocks = 1;  // ceil(sample words / 8)
   std::int64_t team_groups = 1;    // teams across the sample blocks
-  std::int64_t num_steps = 1, split_steps = 2 * group_steps;
+  std::int64_t num_steps = 1, split_steps = split_round;
   int block_warps = 1, splits = 1;
   std::uint32_t table = 0;  // byte c: the value of code c ^ flip
   std::uint32_t flip = 0;   // a code whose value is 0, in every 2-bit field
-  bool prefetch = true;     // ask L2 for the words two groups ahead
 
   static KOKKOS_INLINE_FUNCTION std::size_t scratch_bytes(int block_warps_, int splits_) {
     return sizeof(std::uint32_t) *
-           (2 * static_cast<std::size_t>(splits_) * batch_steps * fragment_words +
-            static_cast<std::size_t>(splits_ > 1 ? block_warps_ * block_samples : 0) +
-            max_team_warps);
+               (static_cast<std::size_t>(block_warps_) * splits_ * stages * stage_words +
+                2 * static_cast<std::size_t>(splits_) * batch_steps * fragment_words +
+                static_cast<std::size_t>(splits_ > 1 ? block_warps_ * block_samples : 0) +
+                max_team_warps) +
+           16;  // the rings' 16-byte alignment
   }
 
 #if defined(__CUDA_ARCH__)
@@ -131,6 +141,25 @@ struct PackedTensorCoreFunctor {
 #else
     __trap();  // the plan never launches this kernel below sm_80
 #endif
+  }
+
+  /// Shared-memory accesses by 32-bit shared addresses: Kokkos' scratch pointers are
+  /// generic, and generic loads of shared memory cost more than ld.shared.
+  static __device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+  }
+  template <int offset>
+  static __device__ __forceinline__ std::uint32_t load_shared(unsigned address) {
+    std::uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1+%2];\n" : "=r"(v) : "r"(address), "n"(offset));
+    return v;
+  }
+  /// (a ^ b) & mask in one three-input logic operation.
+  template <unsigned mask>
+  static __device__ __forceinline__ std::uint32_t flip_and_mask(std::uint32_t a, std::uint32_t b) {
+    std::uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0x28;\n" : "=r"(d) : "r"(a), "r"(b), "n"(mask));
+    return d;
   }
 
   /// The B fragments of steps first + i (i < batch_steps) of every split, split v's
@@ -160,78 +189,37 @@ struct PackedTensorCoreFunctor {
     }
   }
 
-  /// The words of one group of steps: w[4 s + i] is variant offset[i] of step s at `at`
-  /// (offsets 0, 1, 8, 9 variants: the thread's k pairs). `variant` is the first of them;
-  /// with `checked`, variants past the last read as 0.
-  template <bool checked>
-  __device__ __forceinline__ void load_group(std::uint32_t* w, const std::uint32_t* at,
-                                             std::int64_t variant) const {
-    const std::int64_t step_words = step_variants * words_per_variant;
-#pragma unroll
-    for (int s = 0; s < group_steps; ++s) {
-      const std::int64_t off[4] = {0, words_per_variant, 8 * words_per_variant,
-                                   9 * words_per_variant};
-      const int voff[4] = {0, 1, 8, 9};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if (checked)
-          w[4 * s + i] = variant + s * step_variants + voff[i] < num_variants
-                             ? __ldg(at + s * step_words + off[i])
-                             : 0u;
-        else
-          w[4 * s + i] = __ldg(at + s * step_words + off[i]);
-      }
-    }
+  /// Starts the copy of 16 bytes (lane L: 4 words of variant L / 2 of a step) into the
+  /// ring at shared address `target`; zeros instead when `ok` is false.
+  __device__ __forceinline__ void copy_words(unsigned target, const std::uint32_t* source,
+                                             bool ok) const {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(target),
+                 "l"(ok ? source : words), "r"(ok ? 16 : 0));
   }
 
   /// One step: 4 words (variants 2t, 2t + 1, 2t + 8, 2t + 9 of the thread's word of 16
   /// samples) into 8 products. Tile (m, q) has rows g <- sample 4m + q (low encoding) and
   /// g + 8 <- sample 4m + q + 2 (high encoding) of the word.
-  /// Asks L2 for the words of one group of steps (no registers held: the loads two groups
-  /// later then wait for L2, not DRAM).
-  __device__ __forceinline__ void prefetch_group(const std::uint32_t* at) const {
-    const std::int64_t step_words = step_variants * words_per_variant;
-#pragma unroll
-    for (int s = 0; s < group_steps; ++s) {
-      const std::int64_t off[4] = {0, words_per_variant, 8 * words_per_variant,
-                                   9 * words_per_variant};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(at + s * step_words + off[i]));
-    }
-  }
-
   __device__ __forceinline__ void add_step(float (*acc)[4], const std::uint32_t* w,
                                            std::uint32_t b0, std::uint32_t b1) const {
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const std::uint32_t pick = 0x40u + 0x11u * static_cast<std::uint32_t>(m);
-      // codes flipped so that code 0 has the value 0: masked-out nibbles then pick it
-      const std::uint32_t ab = __byte_perm(w[0], w[1], pick) ^ flip;
-      const std::uint32_t cd = __byte_perm(w[2], w[3], pick) ^ flip;
+      const std::uint32_t ab = __byte_perm(w[0], w[1], pick);
+      const std::uint32_t cd = __byte_perm(w[2], w[3], pick);
+      // codes flipped so that code 0 has the value 0 (masked-out nibbles then pick it);
+      // flip has the same value in every 2-bit field, so it commutes with the shift
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
         const std::uint32_t pab = ab >> (2 * q), pcd = cd >> (2 * q);
-        mma(acc[2 * m + q], __byte_perm(table, 0u, pab & 0x0303u),
-            __byte_perm(table, 0u, pab & 0x3030u), __byte_perm(table, 0u, pcd & 0x0303u),
-            __byte_perm(table, 0u, pcd & 0x3030u), b0, b1);
+        mma(acc[2 * m + q], __byte_perm(table, 0u, flip_and_mask<0x0303u>(pab, flip)),
+            __byte_perm(table, 0u, flip_and_mask<0x3030u>(pab, flip)),
+            __byte_perm(table, 0u, flip_and_mask<0x0303u>(pcd, flip)),
+            __byte_perm(table, 0u, flip_and_mask<0x3030u>(pcd, flip)), b0, b1);
       }
     }
   }
 
-  __device__ __forceinline__ void add_group(float (*acc)[4], const std::uint32_t* w,
-                                            const std::uint32_t* fragments, int g, int t) const {
-#pragma unroll
-    for (int s = 0; s < group_steps; ++s) {
-      std::uint32_t f0 = 0u, f1 = 0u;
-      if (g < 3) {
-        const uint2 f = reinterpret_cast<const uint2*>(fragments + s * fragment_words)[g * 4 + t];
-        f0 = f.x;
-        f1 = f.y;
-      }
-      add_step(acc, w + 4 * s, f0, f1);
-    }
-  }
 #endif
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -243,10 +231,9 @@ struct PackedTensorCoreFunctor {
     const int local_block = warp_id % block_warps, split = warp_id / block_warps;
     const std::int64_t block = group * block_warps + local_block;
     const bool warp_active = block < sample_blocks;
-    // Words past the last one (a block's unused lanes) read the last word: their rows are
+    // Words past the last one (a block's unused lanes) read as zeros: their rows are
     // samples >= num_samples, never stored.
     const std::int64_t word = block * words_per_warp + g;
-    const std::int64_t read_word = word < words_per_variant ? word : words_per_variant - 1;
     const std::int64_t team_first = part * splits * split_steps;
     const std::int64_t first = team_first + split * split_steps;
     const std::int64_t team_last = team_first + splits * split_steps < num_steps
@@ -254,8 +241,11 @@ struct PackedTensorCoreFunctor {
                                        : num_steps;
     auto* const scratch = static_cast<std::uint32_t*>(
         team.team_shmem().get_shmem(scratch_bytes(block_warps, splits)));
+    auto* const rings = reinterpret_cast<std::uint32_t*>(
+        (reinterpret_cast<std::uintptr_t>(scratch) + 15) / 16 * 16);
+    std::uint32_t* const fragments_base = rings + block_warps * splits * stages * stage_words;
     const int buffer_words = splits * batch_steps * fragment_words;
-    float* const partial = reinterpret_cast<float*>(scratch + 2 * buffer_words);
+    float* const partial = reinterpret_cast<float*>(fragments_base + 2 * buffer_words);
     float* const team_max = partial + (splits > 1 ? block_warps * block_samples : 0);
 
     // The team's scale: its largest |x| becomes 2^14 .. 2^15 (fp16's largest is 65504).
@@ -282,51 +272,76 @@ struct PackedTensorCoreFunctor {
     for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.0f;
 
     const bool working = warp_active && first < num_steps;
-    const std::int64_t full_steps = num_variants / step_variants;  // no variant past the end
-    std::int64_t variant = first * step_variants + 2 * t;
-    const std::uint32_t* at = words + (working ? variant * words_per_variant + read_word : 0);
-    const std::int64_t group_words = group_steps * step_variants * words_per_variant;
-    std::uint32_t w0[4 * group_steps], w1[4 * group_steps];
-    if (working) load_group<true>(w0, at, variant);
+    const int copy_variant = lane >> 1;
+    const std::int64_t copy_word = block * words_per_warp + 4 * (lane & 1);
+    const std::int64_t step_words = step_variants * words_per_variant;
+    const std::uint32_t* source =
+        words +
+        (working ? (first * step_variants + copy_variant) * words_per_variant + copy_word : 0);
+    const int steps_here =
+        working
+            ? static_cast<int>(first + split_steps < num_steps ? split_steps : num_steps - first)
+            : 0;
+    // Steps whose copy is real: the lane's variant exists and its words too.
+    int copy_steps = 0;
+    if (working && copy_word < words_per_variant) {
+      const std::int64_t variants_left = num_variants - first * step_variants - copy_variant;
+      const std::int64_t real =
+          variants_left > 0 ? (variants_left + step_variants - 1) / step_variants : 0;
+      copy_steps = static_cast<int>(real < steps_here ? real : steps_here);
+    }
+    constexpr unsigned stage_bytes = 4 * stage_words, ring_bytes = stages * stage_bytes;
+    const unsigned ring = shared_address(rings + warp_id * stages * stage_words);
+    const unsigned copy_at =
+        ring + 4u * static_cast<unsigned>(row_offset(copy_variant) + 4 * (lane & 1));
+    // the ring's prologue: steps 0 .. stages - 2
+    if (working)
+      for (int i = 0; i < stages - 1; ++i) {
+        if (i < steps_here) copy_words(copy_at + i * stage_bytes, source, i < copy_steps);
+        asm volatile("cp.async.commit_group;\n" ::);
+        source += step_words;
+      }
+    unsigned read_at = ring + 4u * static_cast<unsigned>(row_offset(2 * t) + g);
+    unsigned write_at = copy_at + (stages - 1) * stage_bytes;
 
-    build_fragments(team, team_first, 0, e, scratch);
+    build_fragments(team, team_first, 0, e, fragments_base);
     team.team_barrier();
-    const std::int64_t batches = (split_steps + batch_steps - 1) / batch_steps;
-    for (std::int64_t batch = 0; batch < batches; ++batch) {
-      std::uint32_t* const current = scratch + (batch & 1) * buffer_words;
+    const int batches = static_cast<int>((split_steps + batch_steps - 1) / batch_steps);
+    for (int batch = 0; batch < batches; ++batch) {
+      std::uint32_t* const current = fragments_base + (batch & 1) * buffer_words;
       if (batch + 1 < batches)
-        build_fragments(team, team_first, batch + 1, e, scratch + ((batch + 1) & 1) * buffer_words);
+        build_fragments(team, team_first, batch + 1, e,
+                        fragments_base + ((batch + 1) & 1) * buffer_words);
       if (working) {
-        const std::uint32_t* fragments = current + split * batch_steps * fragment_words;
-        const std::int64_t s_end =
-            (batch + 1) * batch_steps < split_steps ? (batch + 1) * batch_steps : split_steps;
-        // two groups per round: w0 is summed while w1 loads, then the other way round
-        for (std::int64_t s = batch * batch_steps; s < s_end; s += 2 * group_steps) {
-          const std::int64_t step = first + s;
-          if (step + 2 * group_steps <= full_steps) {
-            load_group<false>(w1, at + group_words, variant + group_steps * step_variants);
-            if (prefetch && step + 4 * group_steps <= full_steps)
-              prefetch_group(at + 3 * group_words);
-          } else
-            load_group<true>(w1, at + group_words, variant + group_steps * step_variants);
-          add_group(acc, w0, fragments, g, t);
-          fragments += group_steps * fragment_words;
-          at += 2 * group_words;
-          variant += 2 * group_steps * step_variants;
-          if (s + 2 * group_steps < split_steps) {
-            if (step + 3 * group_steps <= full_steps) {
-              load_group<false>(w0, at, variant);
-              if (prefetch && step + 5 * group_steps <= full_steps)
-                prefetch_group(at + 2 * group_words);
-            } else
-              load_group<true>(w0, at, variant);
+        unsigned fragment_at = shared_address(current + split * batch_steps * fragment_words) +
+                               8u * static_cast<unsigned>(g * 4 + t);
+        const int s_end =
+            (batch + 1) * batch_steps < steps_here ? (batch + 1) * batch_steps : steps_here;
+        for (int s = batch * batch_steps; s < s_end; ++s) {
+          asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 2));
+          __syncwarp();  // every lane's copies of step s have landed
+          const std::uint32_t w[4] = {load_shared<0>(read_at), load_shared<32>(read_at),
+                                      load_shared<320>(read_at), load_shared<352>(read_at)};
+          const int ahead = s + stages - 1;
+          if (ahead < steps_here) copy_words(write_at, source, ahead < copy_steps);
+          asm volatile("cp.async.commit_group;\n" ::);
+          source += step_words;
+          read_at += stage_bytes;
+          if (read_at >= ring + ring_bytes) read_at -= ring_bytes;
+          write_at += stage_bytes;
+          if (write_at >= ring + ring_bytes) write_at -= ring_bytes;
+          std::uint32_t f0 = 0u, f1 = 0u;
+          if (g < 3) {
+            f0 = load_shared<0>(fragment_at);
+            f1 = load_shared<4>(fragment_at);
           }
-          add_group(acc, w1, fragments, g, t);
-          fragments += group_steps * fragment_words;
+          fragment_at += 4 * fragment_words;
+          add_step(acc, w, f0, f1);
         }
       }
       team.team_barrier();
     }
+    if (working) asm volatile("cp.async.wait_all;\n" ::);
 
     // Row g + 8 of tile (m, q) and row g: columns 0 .. 2 hold the pieces; t = 0 holds
     // columns 0, 1 and t = 1 columns 2, 3 (3 .. 7 are zero), so one exchange sums a row.
