@@ -42,7 +42,8 @@ struct PackedGenotypeTuning {
   int quad_team_threads = 128;    ///< slices are added while the team stays within this
   int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
-  int quad_target_teams = 0;      ///< teams in all (0: as many as the device's threads hold)
+  int quad_target_teams =
+      0;  ///< teams in all (0: half what a GPU's threads hold; a team per host thread)
 
   // Tensor cores (y = G x, float, one vector per pass; NVIDIA sm_80 and newer): teams of
   // mma_team_warps warps, each warp 128 samples x one range of at least
@@ -69,8 +70,8 @@ struct PackedGenotypeTuning {
 };
 
 /// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
-/// device, tensor_cores for one float vector where it runs, else quad_tables for one
-/// vector, tables up to PackedGenotypeTuning::table_max_vectors vectors, tiles above. The
+/// device, quad_tables for one vector, tables up to PackedGenotypeTuning::table_max_vectors
+/// vectors, tiles above (tensor_cores measured slower than quad_tables on an H200). The
 /// others force one (every kernel runs on every space; tests use that). quad_tables runs
 /// pair tables instead when its smallest tables do not fit the team scratch
 /// (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores runs quad_tables instead
@@ -334,6 +335,9 @@ PackedQuadTablesPlan packed_quad_tables_plan(const ExecutionSpace& exec, std::in
     // short; a host space gets about one team per thread.
     const std::int64_t threads = static_cast<std::int64_t>(plan.slices) * plan.slice_threads;
     target = exec.concurrency() / threads;
+    // On a GPU, half of that (the tuning grid's best on an H200, docs/packed-genotypes.md):
+    // half the atomic adds into y (one per sample and team), teams still fill the device.
+    if (!packed_on_host<ExecutionSpace>()) target /= 2;
     if (target < 1) target = 1;
   }
   std::int64_t per_tile = (target + plan.num_tiles - 1) / plan.num_tiles;
@@ -592,11 +596,10 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
   }
   PackedKernel kernel = options.kernel;
   if (kernel == PackedKernel::automatic)
-    kernel = packed_on_host<ExecutionSpace>()                   ? PackedKernel::host_blocks
-             : B == 1 && packed_tensor_cores_available(exec, G) ? PackedKernel::tensor_cores
-             : B == 1                                           ? PackedKernel::quad_tables
-             : B <= options.tuning.table_max_vectors            ? PackedKernel::tables
-                                                                : PackedKernel::tiles;
+    kernel = packed_on_host<ExecutionSpace>()        ? PackedKernel::host_blocks
+             : B == 1                                ? PackedKernel::quad_tables
+             : B <= options.tuning.table_max_vectors ? PackedKernel::tables
+                                                     : PackedKernel::tiles;
   constexpr int VG = PackedGenotypeTuning::tile_vector_groups;
   switch (kernel) {
     case PackedKernel::tensor_cores:
