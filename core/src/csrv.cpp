@@ -1,5 +1,5 @@
 #include <kcla/csrv.hpp>
-#include <kcla/detail/hash_map.hpp>
+#include "hash_map.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -18,8 +18,8 @@
 //   positions that no longer hold the pair (a position never holds the same pair again,
 //   since replaced symbols never come back). The segment is walked newest first, the
 //   order of the textbook's head-inserted list, so the grammar is the same.
-#include <kcla/detail/hash_map.hpp>
 #include <kcla/repair.hpp>
+#include "hash_map.hpp"
 
 #include <algorithm>
 #include <atomic>

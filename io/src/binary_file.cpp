@@ -1,4 +1,4 @@
-#include <kcla/detail/binary_file.hpp>
+#include "binary_file.hpp"
 
 #include <sys/stat.h>
 

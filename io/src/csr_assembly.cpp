@@ -1,4 +1,4 @@
-#include <kcla/detail/csr_assembly.hpp>
+#include "csr_assembly.hpp"
 
 #include <algorithm>
 #include <numeric>

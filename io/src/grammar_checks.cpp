@@ -1,4 +1,4 @@
-#include <kcla/detail/grammar_checks.hpp>
+#include "grammar_checks.hpp"
 
 #include <kcla/error.hpp>
 

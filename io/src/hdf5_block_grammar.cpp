@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #if KCLA_HAVE_HDF5
-#include <kcla/detail/hdf5_handle.hpp>
 #include <kcla/detail/memory_limit.hpp>
+#include "hdf5_handle.hpp"
 
 #include "hdf5_grammar_group.hpp"
 #endif

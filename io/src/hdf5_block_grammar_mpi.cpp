@@ -9,7 +9,7 @@
 #include "mpi_collective_file.hpp"
 
 #if KCLA_HAVE_PARALLEL_HDF5
-#include <kcla/detail/hdf5_handle.hpp>
+#include "hdf5_handle.hpp"
 #endif
 
 namespace kcla {

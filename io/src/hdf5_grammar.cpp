@@ -6,9 +6,9 @@
 
 #if KCLA_HAVE_HDF5
 #include <kcla/detail/atomic_file.hpp>
-#include <kcla/detail/grammar_checks.hpp>
-#include <kcla/detail/hdf5_handle.hpp>
 #include <kcla/detail/memory_limit.hpp>
+#include "grammar_checks.hpp"
+#include "hdf5_handle.hpp"
 
 #include "hdf5_grammar_group.hpp"
 #endif

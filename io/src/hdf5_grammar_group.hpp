@@ -2,8 +2,8 @@
 // block-grammar file (one group per block). Private to io/src.
 #pragma once
 
-#include <kcla/detail/hdf5_handle.hpp>
 #include <kcla/grammar.hpp>
+#include "hdf5_handle.hpp"
 
 #include <string>
 

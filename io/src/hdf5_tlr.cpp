@@ -10,8 +10,8 @@
 
 #if KCLA_HAVE_HDF5
 #include <kcla/detail/atomic_file.hpp>
-#include <kcla/detail/hdf5_handle.hpp>
 #include <kcla/detail/memory_limit.hpp>
+#include "hdf5_handle.hpp"
 #endif
 
 namespace kcla {

@@ -1,10 +1,10 @@
 #include <kcla/matrix_market.hpp>
 
 #include <kcla/detail/atomic_file.hpp>
-#include <kcla/detail/csr_assembly.hpp>
 #include <kcla/detail/line_reader.hpp>
 #include <kcla/detail/memory_limit.hpp>
 #include <kcla/detail/text_fields.hpp>
+#include "csr_assembly.hpp"
 
 #include <algorithm>
 #include <cctype>

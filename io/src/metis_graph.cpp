@@ -1,9 +1,9 @@
 #include <kcla/metis_graph.hpp>
 
-#include <kcla/detail/csr_assembly.hpp>
 #include <kcla/detail/line_reader.hpp>
 #include <kcla/detail/memory_limit.hpp>
 #include <kcla/detail/text_fields.hpp>
+#include "csr_assembly.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,9 +1,9 @@
 #include <kcla/mm_repair.hpp>
 
 #include <kcla/detail/atomic_file.hpp>
-#include <kcla/detail/binary_file.hpp>
-#include <kcla/detail/grammar_checks.hpp>
 #include <kcla/detail/memory_limit.hpp>
+#include "binary_file.hpp"
+#include "grammar_checks.hpp"
 
 #include <algorithm>
 #include <limits>
