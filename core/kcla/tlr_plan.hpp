@@ -139,7 +139,9 @@ struct TlrPlanData {
   std::size_t arena_bytes = 0;
   int num_arenas = 1;
   double stage_flops[3] = {0, 0, 0};
-  std::shared_ptr<TlrRuntime> runtime;  // lazily created, shared by copies of the plan
+  // A cache, not part of the plan's value: created by the first product (the backend's
+  // handles, streams, workspace), shared by copies of the plan, so mutable.
+  mutable std::shared_ptr<TlrRuntime> runtime;
 };
 
 }  // namespace detail
@@ -175,7 +177,6 @@ class TlrGemmPlan {
   std::string describe() const;
 
   const detail::TlrPlanData& data() const { return *data_; }
-  detail::TlrPlanData& mutable_data() const { return *data_; }
 
  private:
   std::shared_ptr<detail::TlrPlanData> data_;

@@ -177,6 +177,20 @@ std::size_t packed_scratch_limit(const PackedGenotypeTuning& tuning) {
   return wanted < backend ? wanted : backend;
 }
 
+/// The fields every table and tensor-core functor reads by the same names: the codes, x
+/// and y (row stride ld = the number of vectors) and the panel's shape.
+template <class Functor, class Scalar, class MemorySpace>
+void packed_set_operands(Functor& f, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+                         const Scalar* x, Scalar* y, std::int64_t B) {
+  f.words = G.words().data();
+  f.x = x;
+  f.y = y;
+  f.ld = B;
+  f.num_samples = G.num_samples();
+  f.num_variants = G.num_variants();
+  f.words_per_variant = G.words_per_variant();
+}
+
 struct PackedTablesPlan {
   int chunk = 2;
   std::int64_t tile_words = 1, num_tiles = 1, num_chunks = 1;
@@ -217,14 +231,8 @@ void packed_tables_pass(const ExecutionSpace& exec,
                         const PackedTablesPlan& plan) {
   using functor = PackedTablesFunctor<Scalar, ExecutionSpace, NV>;
   functor f;
-  f.words = G.words().data();
-  f.x = x;
-  f.y = y;
-  f.ld = B;
+  packed_set_operands(f, G, x, y, B);
   f.vector0 = vector0;
-  f.num_samples = G.num_samples();
-  f.num_variants = G.num_variants();
-  f.words_per_variant = G.words_per_variant();
   f.sample_words = (G.num_samples() + 15) / 16;
   f.tile_words = plan.tile_words;
   f.num_tiles = plan.num_tiles;
@@ -360,13 +368,7 @@ bool packed_quad_tables(const ExecutionSpace& exec,
   const auto plan =
       packed_quad_tables_plan<Scalar>(exec, sample_words, G.num_variants(), tuning, max_team);
   if (!plan.fits) return false;
-  f.words = G.words().data();
-  f.x = x;
-  f.y = y;
-  f.ld = B;
-  f.num_samples = G.num_samples();
-  f.num_variants = G.num_variants();
-  f.words_per_variant = G.words_per_variant();
+  packed_set_operands(f, G, x, y, B);
   f.sample_words = sample_words;
   f.tile_words = plan.tile_words;
   f.num_tiles = plan.num_tiles;
@@ -471,13 +473,7 @@ bool packed_tensor_cores(const ExecutionSpace& exec,
     const auto plan =
         packed_tensor_core_plan(sample_words, G.num_variants(), exec.concurrency(), tuning);
     functor f;
-    f.words = G.words().data();
-    f.x = x;
-    f.y = y;
-    f.ld = B;
-    f.num_samples = G.num_samples();
-    f.num_variants = G.num_variants();
-    f.words_per_variant = G.words_per_variant();
+    packed_set_operands(f, G, x, y, B);
     f.sample_blocks = plan.sample_blocks;
     f.team_groups = plan.team_groups;
     f.num_steps = plan.num_steps;

@@ -383,7 +383,7 @@ void run_stage(cublasHandle_t h, StageCall& call, TlrLaunch launch, const Scales
 
 void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double alpha, double beta,
                         void* stream_handle) {
-  auto& d = plan.mutable_data();
+  const auto& d = plan.data();
   auto* rt = dynamic_cast<CublasRuntime*>(d.runtime.get());
   if (!rt) {
     d.runtime = std::make_shared<CublasRuntime>();

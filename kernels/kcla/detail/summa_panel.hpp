@@ -292,10 +292,10 @@ struct ScaleLocal {
 /// shares it instead of making one each (the runtime re-resolves its pointer arrays per
 /// plan).
 inline void share_runtime(std::vector<TlrGemmPlan>& plans) {
-  if (plans.empty() || !plans[0].mutable_data().runtime) return;
-  const auto runtime = plans[0].mutable_data().runtime;
-  for (auto& p : plans)
-    if (!p.mutable_data().runtime) p.mutable_data().runtime = runtime;
+  if (plans.empty() || !plans[0].data().runtime) return;
+  const auto runtime = plans[0].data().runtime;
+  for (const auto& p : plans)
+    if (!p.data().runtime) p.data().runtime = runtime;
 }
 
 /// Where panels wait for MPI when it cannot take device pointers: pinned host memory for

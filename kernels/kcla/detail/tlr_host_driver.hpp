@@ -129,7 +129,7 @@ class HostRuntime : public TlrRuntime {
 };
 
 inline HostRuntime& host_runtime(const TlrGemmPlan& plan) {
-  auto& d = plan.mutable_data();
+  const auto& d = plan.data();
   auto* rt = dynamic_cast<HostRuntime*>(d.runtime.get());
   if (!rt) {
     d.runtime = std::make_shared<HostRuntime>();
