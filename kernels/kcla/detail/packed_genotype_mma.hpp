@@ -5,6 +5,8 @@
 // genotype on an H200; table lookups need three or more (gathering a sample's codes across
 // variants, a shared-memory load and an add per lookup). Here the codes become fp16 matrix
 // fragments with one byte permute per two genotypes and the sums are mma instructions.
+// As measured it is slower than the quad tables (the byte permutes and logic operations
+// run on the half-rate integer pipe), so PackedKernel::automatic does not choose it.
 //
 // The product as a matrix product: per warp, A is 16 samples x 16 variants of codes as
 // fp16 values, B is 16 variants x 8 columns: the three fp16 pieces hi + mid + lo of
@@ -48,7 +50,8 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint32_t packed_byte_perm(std::uint32_t x, std:
 #endif
 }
 
-/// The two codes of one sample for a pair of variants, as an fp16x2 fragment register.
+/// The two codes of one sample for a pair of variants, as an fp16x2 fragment register (the
+/// kernel's decode, which add_step writes out with a fused flip and mask; tests check it).
 /// `pair` (flipped: packed_mma_table) has the pair's two bytes holding the sample, first
 /// variant in bits 0..7, second in bits 8..15, the sample's codes at bits 0..1 and 8..9
 /// (`high` false) or 4..5 and 12..13 (`high` true). The halves are the first and the
