@@ -42,8 +42,7 @@ struct PackedGenotypeTuning {
   int quad_team_threads = 128;    ///< slices are added while the team stays within this
   int quad_max_team_words = 256;  ///< words (threads) of a slice: 4,096 samples
   int quad_slice_quads = 4;       ///< 1 to 4 (16 words in flight per thread)
-  int quad_target_teams =
-      0;  ///< teams in all (0: half what a GPU's threads hold; a team per host thread)
+  int quad_target_teams = 0;      ///< teams in all (0: GPU half-full; one per host thread)
 
   // Tensor cores (y = G x, float, one vector per pass; NVIDIA sm_80 and newer): teams of
   // mma_team_warps warps, each warp 128 samples x one range of at least
@@ -444,10 +443,8 @@ bool packed_tensor_cores_available(const ExecutionSpace& exec,
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
                 std::is_same<Scalar, float>::value) {
-    Scalar values[4];
-    for (int c = 0; c < 4; ++c) values[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
     std::uint32_t table = 0, flip = 0;
-    if (!packed_mma_table(values, table, flip)) return false;
+    if (!packed_mma_table(G.values_of_codes(), table, flip)) return false;
     int major = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, exec.cuda_device()) !=
         cudaSuccess)
@@ -480,9 +477,7 @@ bool packed_tensor_cores(const ExecutionSpace& exec,
     f.split_steps = plan.split_steps;
     f.block_warps = plan.block_warps;
     f.splits = plan.splits;
-    Scalar values[4];
-    for (int c = 0; c < 4; ++c) values[c] = G.values_of_codes()[static_cast<std::size_t>(c)];
-    packed_mma_table(values, f.table, f.flip);
+    packed_mma_table(G.values_of_codes(), f.table, f.flip);
     const int league = packed_league(plan.team_groups * plan.num_parts, "the tensor-core kernel");
     const std::size_t scratch = functor::scratch_bytes(plan.block_warps, plan.splits);
     packed_zero(exec, y, G.num_samples() * B);

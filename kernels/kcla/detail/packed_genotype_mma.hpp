@@ -27,6 +27,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #if defined(__CUDA_ARCH__)
 #include <cuda_fp16.h>
@@ -67,8 +68,10 @@ KOKKOS_FORCEINLINE_FUNCTION std::uint32_t packed_mma_register(std::uint32_t pair
 /// in every 2-bit field, so that a selector nibble masked to 0 picks a zero. False when a
 /// value is not one of 0, 1, 2, 3 (other values have no exact subnormal encoding here) or
 /// no code has the value 0.
-template <class Scalar>
-inline bool packed_mma_table(const Scalar (&value)[4], std::uint32_t& table, std::uint32_t& flip) {
+/// `value`: four values by code (an array or PackedGenotypeMatrix::values_of_codes()).
+template <class Values>
+inline bool packed_mma_table(const Values& value, std::uint32_t& table, std::uint32_t& flip) {
+  using Scalar = std::decay_t<decltype(value[0])>;
   int zero = -1;
   for (int c = 0; c < 4; ++c) {
     const Scalar v = value[c];
