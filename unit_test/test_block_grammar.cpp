@@ -1,5 +1,6 @@
 // Block grammars: layouts, streaming block compression (threads, memory budget, order),
-// and products over blocks in every semiring against the CSR reference.
+// and products over blocks in every semiring against the CSR reference, resident and
+// out of core (blocks streamed through device slots).
 #include <kcla/block_compress.hpp>
 #include <kcla/block_grammar_multiply.hpp>
 #include <kcla/grammar_multiply.hpp>
@@ -195,7 +196,8 @@ std::vector<double> term_magnitudes(const kcla::BlockGrammar& bg,
 // y = A x over blocks, every semiring, against the CSR reference of the whole matrix.
 template <class Semiring>
 void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance,
-                  kcla::SweepSchedule schedule, std::mt19937_64& gen) {
+                  kcla::SweepSchedule schedule, std::mt19937_64& gen,
+                  const kcla::BlockStreaming& streaming = {}) {
   using T = typename Semiring::value_type;
   using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
   std::vector<kcla::CsrMatrix<double>> blocks;
@@ -219,9 +221,9 @@ void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance
   options.schedule = schedule;
   // Boolean products read float coefficients (nonzero = true).
   using Scalar = std::conditional_t<std::is_same<T, bool>::value, float, T>;
-  kcla::BlockGrammarMatrix<Scalar, memory> A(bg, options);
+  kcla::BlockGrammarMatrix<Scalar, memory> A(bg, options, streaming);
   auto yh = Kokkos::create_mirror_view(y);
-  for (int repeat = 0; repeat < 2; ++repeat) {  // the second reuses the shared buffers
+  for (int repeat = 0; repeat < 2; ++repeat) {  // the second reuses buffers and slots
     Kokkos::deep_copy(y, T(1));
     kcla::multiply<Semiring>(exec(), A, x, y);
     Kokkos::fence();
@@ -462,6 +464,180 @@ TEST(BlockGrammarMultiply, WorkspaceBudgetRunsInVectorChunks) {
   Kokkos::deep_copy(h0, y0);
   auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y2);
   for (std::size_t k = 0; k < h0.span(); ++k) ASSERT_NEAR(h0.data()[k], h2.data()[k], 1e-10) << k;
+}
+
+}  // namespace
+
+namespace {
+
+// The packed image of each block's arrays as the matrix would build it.
+template <class Scalar>
+std::vector<std::int64_t> image_bytes(const kcla::BlockGrammar& bg,
+                                      const kcla::GrammarMatrixOptions& options = {}) {
+  std::vector<std::int64_t> bytes;
+  for (const auto& g : bg.grammars)
+    bytes.push_back(
+        kcla::GrammarMatrix<Scalar, Kokkos::HostSpace>(g, options).packed_image_bytes());
+  return bytes;
+}
+
+// A matrix over a packed image of another's arrays multiplies like the original.
+TEST(BlockStreaming, PackedImageHoldsTheSchedule) {
+  auto gen = kcla::test::rng();
+  const auto a = panel(gen, 30, 400);
+  for (auto schedule : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered}) {
+    kcla::GrammarMatrixOptions o;
+    o.schedule = schedule;
+    const kcla::GrammarMatrix<double, Kokkos::HostSpace> host(kcla::compress(a), o);
+    const std::int64_t bytes = host.packed_image_bytes();
+    ASSERT_EQ(bytes % 256, 0);
+    Kokkos::View<std::uint64_t*, Kokkos::HostSpace> image("image", bytes / 8);
+    host.write_packed_image(image.data());
+    Kokkos::View<std::uint64_t*, memory> device("device", bytes / 8);
+    Kokkos::deep_copy(device, image);
+    const auto shell = host.over_packed_image<memory>(device.data());
+    EXPECT_EQ(shell.schedule(), schedule);
+    EXPECT_EQ(shell.packed_image_bytes(), bytes);
+    Kokkos::View<double*, memory> x("x", a.num_cols), y("y", a.num_rows);
+    auto xh = Kokkos::create_mirror_view(x);
+    std::uniform_real_distribution<double> u(-1, 1);
+    std::vector<double> xs(a.num_cols), ys(a.num_rows);
+    for (std::int64_t j = 0; j < a.num_cols; ++j) xs[j] = xh(j) = u(gen);
+    Kokkos::deep_copy(x, xh);
+    kcla::multiply(exec(), shell, x, y);
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    kcla::reference::csr_multiply<kcla::PlusTimes<double>>(a, xs, ys);
+    for (std::int64_t r = 0; r < a.num_rows; ++r) ASSERT_NEAR(yh(r), ys[r], 1e-9) << r;
+  }
+}
+
+// Budgets that stream every block, some blocks, or none: the same products as resident
+// blocks in every semiring, single and batched, two or three slots.
+TEST(BlockStreaming, StreamedBlocksGiveTheResidentProduct) {
+  auto gen = kcla::test::rng();
+  const auto bg = column_blocked(panel(gen, 45, 900), 100);
+  ASSERT_GE(bg.grammars.size(), 6u);
+  const auto bytes = image_bytes<double>(bg);
+  const std::int64_t largest = *std::max_element(bytes.begin(), bytes.end());
+  std::int64_t total = 0;
+  for (auto b : bytes) total += b;
+  for (int slots : {2, 3}) {
+    for (std::int64_t budget : {slots * largest, slots * largest + total / 3, total}) {
+      kcla::BlockStreaming streaming;
+      streaming.slots = slots;
+      streaming.device_budget_bytes = budget;
+      kcla::BlockGrammarMatrix<double, memory> A(bg, {}, streaming);
+      SCOPED_TRACE("slots " + std::to_string(slots) + ", budget " + std::to_string(budget) +
+                   " of " + std::to_string(total) + ", streamed " +
+                   std::to_string(A.num_streamed_blocks()));
+      EXPECT_EQ(A.streamed(), budget < total);
+      if (budget == slots * largest) {
+        EXPECT_EQ(A.num_streamed_blocks(), bg.grammars.size());
+      }
+      if (budget == slots * largest + total / 3) {
+        EXPECT_GT(A.num_streamed_blocks(), 0u);
+        EXPECT_LT(A.num_streamed_blocks(), bg.grammars.size());
+      }
+      EXPECT_LE(A.static_bytes(), budget);
+      std::int64_t streamed = 0;
+      for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
+        if (!A.resident(i)) streamed += bytes[i];
+      EXPECT_EQ(A.streamed_bytes(), streamed);
+      for (std::int64_t B : {1, 4}) {
+        check_blocks<kcla::PlusTimes<double>>(bg, B, 1e-12, kcla::SweepSchedule::automatic, gen,
+                                              streaming);
+        check_blocks<kcla::MinPlus<double>>(bg, B, 0, kcla::SweepSchedule::automatic, gen,
+                                            streaming);
+      }
+    }
+  }
+  // Float coefficients (also what Boolean products read), each schedule: budgets from their
+  // own images.
+  for (auto schedule : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered}) {
+    kcla::GrammarMatrixOptions o;
+    o.schedule = schedule;
+    const auto float_bytes = image_bytes<float>(bg, o);
+    kcla::BlockStreaming streaming;
+    streaming.slots = 2;
+    streaming.device_budget_bytes = 2 * *std::max_element(float_bytes.begin(), float_bytes.end());
+    check_blocks<kcla::PlusTimes<float>>(bg, 3, 1e-5, schedule, gen, streaming);
+    check_blocks<kcla::Boolean>(bg, 3, 0, schedule, gen, streaming);
+  }
+}
+
+// Tiles (blocks that do not span every row, overlaps, uncovered rows) streamed.
+TEST(BlockStreaming, StreamedTiles) {
+  auto gen = kcla::test::rng();
+  const auto bg = tiled(kcla::test::random_csr(gen, 37, 80, 0.3, 2));
+  const auto bytes = image_bytes<double>(bg);
+  kcla::BlockStreaming streaming;
+  streaming.slots = 2;
+  // Room for the slots only: every block is streamed, the tiles that do not span every row
+  // first.
+  streaming.device_budget_bytes = 2 * *std::max_element(bytes.begin(), bytes.end());
+  kcla::BlockGrammarMatrix<double, memory> A(bg, {}, streaming);
+  EXPECT_TRUE(A.streamed());
+  for (std::int64_t B : {1, 3}) {
+    check_blocks<kcla::PlusTimes<double>>(bg, B, 1e-12, kcla::SweepSchedule::automatic, gen,
+                                          streaming);
+    check_blocks<kcla::Boolean>(bg, B, 0, kcla::SweepSchedule::automatic, gen, streaming);
+  }
+}
+
+// A workspace budget on top of streaming: vector chunks, each streaming the blocks again.
+TEST(BlockStreaming, StreamedBlocksInVectorChunks) {
+  auto gen = kcla::test::rng();
+  const auto bg = column_blocked(panel(gen, 40, 600), 120);
+  const std::int64_t B = 7;
+  Kokkos::View<double**, Kokkos::LayoutRight, memory> x("x", 600, B), y0("y0", 40, B),
+      y1("y1", 40, B);
+  auto xh = Kokkos::create_mirror_view(x);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::size_t k = 0; k < xh.span(); ++k) xh.data()[k] = u(gen);
+  Kokkos::deep_copy(x, xh);
+  kcla::BlockGrammarMatrix<double, memory> resident(bg);
+  kcla::multiply(exec(), resident, x, y0);
+  kcla::GrammarMatrixOptions tight;
+  tight.schedule = kcla::SweepSchedule::full_array;
+  std::int64_t rules = 0;
+  for (const auto& g : bg.grammars) rules = std::max(rules, g.num_rules());
+  tight.workspace_budget_bytes = 2 * rules * 8 + 8;  // two vectors at a time
+  const auto bytes = image_bytes<double>(bg, tight);
+  kcla::BlockStreaming streaming;
+  streaming.device_budget_bytes = 3 * *std::max_element(bytes.begin(), bytes.end());
+  kcla::BlockGrammarMatrix<double, memory> streamed(bg, tight, streaming);
+  ASSERT_TRUE(streamed.streamed());
+  kcla::multiply(exec(), streamed, x, y1);
+  auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y0);
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y1);
+  for (std::size_t k = 0; k < h0.span(); ++k) ASSERT_NEAR(h0.data()[k], h1.data()[k], 1e-10) << k;
+}
+
+TEST(BlockStreaming, RejectsBudgetsAndOptionsItCannotServe) {
+  auto gen = kcla::test::rng();
+  const auto bg = column_blocked(panel(gen, 20, 300), 64);
+  const auto bytes = image_bytes<double>(bg);
+  const std::int64_t largest = *std::max_element(bytes.begin(), bytes.end());
+  kcla::BlockStreaming streaming;
+  streaming.slots = 3;
+  streaming.device_budget_bytes = 3 * largest - 1;  // not three slots of the largest block
+  try {
+    kcla::BlockGrammarMatrix<double, memory> A(bg, {}, streaming);
+    ADD_FAILURE() << "a budget below three slots was accepted";
+  } catch (const kcla::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("slots of the largest block"), std::string::npos)
+        << e.what();
+  }
+  using matrix = kcla::BlockGrammarMatrix<double, memory>;
+  streaming.device_budget_bytes = -1;
+  EXPECT_THROW(matrix(bg, kcla::GrammarMatrixOptions(), streaming), kcla::InvalidArgument);
+  streaming.device_budget_bytes = 10 * largest;
+  streaming.slots = 1;
+  EXPECT_THROW(matrix(bg, kcla::GrammarMatrixOptions(), streaming), kcla::InvalidArgument);
+  streaming.slots = 2;
+  kcla::GrammarMatrixOptions both;
+  both.products = kcla::GrammarProducts::both;
+  EXPECT_THROW(matrix(bg, both, streaming), kcla::InvalidArgument);
 }
 
 }  // namespace

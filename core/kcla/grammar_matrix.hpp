@@ -12,7 +12,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 #include <typeindex>
 #include <typeinfo>
 #include <vector>
@@ -91,6 +93,12 @@ struct SweepPlan {
 }  // namespace detail
 
 namespace detail {
+/// Bytes one array takes in a packed image: rounded up so the next array starts 256-byte
+/// aligned (what device loads and copies want).
+inline std::int64_t packed_array_bytes(std::int64_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
 /// A copy of v with every element squared (on v's memory space).
 template <class Scalar, class MemorySpace>
 Kokkos::View<Scalar*, MemorySpace> squared_copy(const Kokkos::View<Scalar*, MemorySpace>& v) {
@@ -226,6 +234,66 @@ class GrammarMatrix {
     return *transpose_;
   }
 
+  // --- packed images: one block's arrays in one allocation (out-of-core products) ---
+  /// Calls f(view) for each right-product schedule array, in the order of a packed image.
+  template <class F>
+  void for_each_schedule_array(F&& f) const {
+    visit_schedule_arrays(*this, f);
+  }
+  /// Bytes of the packed image of the right-product arrays (each starts 256-byte aligned).
+  std::int64_t packed_image_bytes() const {
+    std::int64_t b = 0;
+    for_each_schedule_array([&](const auto& v) {
+      b += detail::packed_array_bytes(static_cast<std::int64_t>(
+          v.extent(0) * sizeof(typename std::decay_t<decltype(v)>::value_type)));
+    });
+    return b;
+  }
+  /// Writes the packed image into host memory at `image` (packed_image_bytes() long);
+  /// needs a matrix whose arrays the host can read.
+  void write_packed_image(void* image) const {
+    static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible,
+                  "write_packed_image reads the arrays on the host");
+    char* at = static_cast<char*>(image);
+    for_each_schedule_array([&](const auto& v) {
+      const std::size_t bytes =
+          v.extent(0) * sizeof(typename std::decay_t<decltype(v)>::value_type);
+      if (bytes > 0) std::memcpy(at, v.data(), bytes);
+      at += detail::packed_array_bytes(static_cast<std::int64_t>(bytes));
+    });
+  }
+  /// The same matrix (schedule, prediction, host copies) whose right-product arrays are
+  /// views of a packed image at `image` in OtherSpace: nothing is copied or owned (the image
+  /// must outlive the result and hold this matrix's image when products run). The result
+  /// has its own plan; it has no left-product schedule.
+  template <class OtherSpace>
+  GrammarMatrix<Scalar, OtherSpace> over_packed_image(void* image) const {
+    std::vector<std::int64_t> extents;
+    for_each_schedule_array([&](const auto& v) { extents.push_back(v.extent(0)); });
+    GrammarMatrix<Scalar, OtherSpace> r;
+    r.options_ = options_;
+    r.options_.products = GrammarProducts::right;
+    r.metrics_ = metrics_;
+    r.prediction_ = prediction_;
+    r.num_rows_ = num_rows_;
+    r.num_cols_ = num_cols_;
+    r.depth_ = depth_;
+    r.level_offsets = level_offsets;
+    r.row_offsets_host = row_offsets_host;
+    r.emit_offsets = emit_offsets;
+    r.max_width = max_width;
+    char* at = static_cast<char*>(image);
+    std::size_t k = 0;
+    GrammarMatrix<Scalar, OtherSpace>::visit_schedule_arrays(r, [&](auto& v) {
+      using V = std::decay_t<decltype(v)>;
+      using T = typename V::value_type;
+      const std::int64_t n = extents[k++];
+      v = V(reinterpret_cast<T*>(at), n);  // unmanaged: the image owns the memory
+      at += detail::packed_array_bytes(n * static_cast<std::int64_t>(sizeof(T)));
+    });
+    return r;
+  }
+
  private:
   template <class T>
   static view<T> to_view(const std::vector<T>& host, const char* label) {
@@ -263,6 +331,14 @@ class GrammarMatrix {
     max_width = s.max_width;
     load_terminals(s.terminals);
   }
+
+  template <class Self, class F>
+  static void visit_schedule_arrays(Self& m, F&& f) {
+    f(m.left), f(m.right), f(m.terminal_coefficients), f(m.terminal_columns), f(m.row_offsets),
+        f(m.row_symbols), f(m.emit_positions), f(m.emit_rows);
+  }
+  template <class, class>
+  friend class GrammarMatrix;
 
   GrammarMatrixOptions options_;
   GrammarMetrics metrics_;

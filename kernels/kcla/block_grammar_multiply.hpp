@@ -1,5 +1,6 @@
 // y = A x and Y = A X for a block grammar matrix, in any semiring: every held block's
-// sweep, one after another on `exec`, each combined into y at its rows.
+// sweep, one after another on `exec`, each combined into y at its rows. Streamed blocks
+// (BlockStreaming) are copied into their slots on a copy stream while earlier blocks sweep.
 //
 //   kcla::BlockGrammarMatrix<float> A(kcla::read_block_grammar_hdf5("panel.h5"));
 //   kcla::multiply(exec, A, x, y);
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <kcla/block_grammar_matrix.hpp>
+#include <kcla/detail/block_copy_queue.hpp>
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
 #include <kcla/detail/transpose_sweep.hpp>
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace kcla {
 
@@ -54,29 +57,42 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
       plan.graph.reset();  // a captured graph names the old workspace
     }
   }
-  // The first block spanning every row writes y directly; y starts as zero otherwise.
-  std::size_t direct = A.num_held_blocks();
-  for (std::size_t i = 0; i < A.num_held_blocks() && direct == A.num_held_blocks(); ++i)
-    if (A.extent(i).rows() == A.num_rows()) direct = i;
-  if (direct == A.num_held_blocks()) {
+  // Product order: resident blocks (the first one spanning every row in front), then the
+  // streamed ones in their staging order, whose first copies the resident sweeps cover.
+  const std::size_t n = A.num_held_blocks();
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < n; ++i)
+    if (A.resident(i)) order.push_back(i);
+  const auto spanning = std::find_if(order.begin(), order.end(), [&](std::size_t i) {
+    return A.extent(i).rows() == A.num_rows();
+  });
+  if (spanning != order.end()) std::rotate(order.begin(), spanning, spanning + 1);
+  if (A.staging())
+    order.insert(order.end(), A.staging()->streamed.begin(), A.staging()->streamed.end());
+  // The first block, when it spans every row, writes y directly; y starts as zero otherwise.
+  const bool direct = n > 0 && A.extent(order[0]).rows() == A.num_rows();
+  BlockStreamWalk<ExecutionSpace, MemorySpace> walk(exec, A.staging());
+  auto sweep_block = [&](std::size_t i, T* out) {
+    walk.before(i);
+    sweep<Semiring>(exec, A.block(i), x + A.extent(i).col_begin * vectors, out, vectors, launch);
+    walk.after(i);
+  };
+  if (direct) {
+    sweep_block(order[0], y);
+  } else {
     Kokkos::parallel_for(
         "kcla::block_grammar::fill", policy(exec, 0, A.num_rows() * vectors),
         KOKKOS_LAMBDA(std::int64_t k) { y[k] = Semiring::zero(); });
-  } else {
-    sweep<Semiring>(exec, A.block(direct), x + A.extent(direct).col_begin * vectors, y, vectors,
-                    launch);
   }
-  T* partial =
-      A.num_held_blocks() > 1 || direct == A.num_held_blocks()
-          ? chunk_buffer<T>(buffers.partial, partial_rows * vectors, "kcla::block_grammar::partial")
-          : nullptr;
-  for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
-    if (i == direct) continue;
-    const auto& e = A.extent(i);
-    sweep<Semiring>(exec, A.block(i), x + e.col_begin * vectors, partial, vectors, launch);
-    T* target = y + e.row_begin * vectors;
+  T* partial = n > 1 || !direct ? chunk_buffer<T>(buffers.partial, partial_rows * vectors,
+                                                  "kcla::block_grammar::partial")
+                                : nullptr;
+  for (std::size_t position = direct ? 1 : 0; position < n; ++position) {
+    const std::size_t i = order[position];
+    sweep_block(i, partial);
+    T* target = y + A.extent(i).row_begin * vectors;
     Kokkos::parallel_for(
-        "kcla::block_grammar::combine", policy(exec, 0, e.rows() * vectors),
+        "kcla::block_grammar::combine", policy(exec, 0, A.extent(i).rows() * vectors),
         KOKKOS_LAMBDA(std::int64_t k) { target[k] = Semiring::combine(target[k], partial[k]); });
   }
 }

@@ -6,6 +6,7 @@
 #include <kcla/block_cyclic.hpp>
 #include <kcla/detail/large_range.hpp>
 #include <kcla/detail/mpi_transfer.hpp>
+#include <kcla/detail/staging_space.hpp>
 #include <kcla/distributed_dense_matrix.hpp>
 #include <kcla/distributed_tlr_matrix.hpp>
 #include <kcla/process_grid.hpp>
@@ -297,19 +298,6 @@ inline void share_runtime(std::vector<TlrGemmPlan>& plans) {
   for (const auto& p : plans)
     if (!p.data().runtime) p.data().runtime = runtime;
 }
-
-/// Where panels wait for MPI when it cannot take device pointers: pinned host memory for
-/// CUDA (copies at the link's speed), host memory otherwise.
-template <class MemorySpace>
-struct StagingSpace {
-  using type = Kokkos::HostSpace;
-};
-#if defined(KOKKOS_ENABLE_CUDA)
-template <>
-struct StagingSpace<Kokkos::CudaSpace> {
-  using type = Kokkos::CudaHostPinnedSpace;
-};
-#endif
 
 /// Panel buffers of one step: device buffers, and host copies when staged.
 template <class Scalar, class MemorySpace>
