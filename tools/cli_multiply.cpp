@@ -57,6 +57,10 @@ options:
   --block-rows N, --threads N   RePair options when FILE must be compressed
   --verify-rows N      block files: check N sampled rows against the grammar expanded on
                        the host (default 1000; 0 checks every row)
+  --device-memory SIZE device bytes the blocks' arrays may take (e.g. 40G; per rank under
+                       mpirun): blocks beyond it stay in pinned host memory and every
+                       product streams them through device slots, copies overlapped with
+                       the sweeps (block files; a single grammar runs as one block)
 
 A block grammar file (kcla compress --block-cols) runs block by block; under mpirun each
 rank multiplies its own blocks and the ranks add up y (--compare is not available there).
@@ -261,15 +265,18 @@ int run_multiply(int argc, char** argv) {
   args.allow_only({"x",       "random",      "seed",   "semiring", "precision",
                    "batch",   "schedule",    "launch", "backend",  "repeat",
                    "verify",  "compare",     "output", "cols",     "block-rows",
-                   "threads", "verify-rows", "help",   "quiet",    "transpose"});
+                   "threads", "verify-rows", "help",   "quiet",    "transpose",
+                   "device-memory"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
   if (B < 1) throw UsageError("--batch must be at least 1");
-  if (is_block_grammar_hdf5(path) || mpi_ranks() > 1) {
+  if (is_block_grammar_hdf5(path) || mpi_ranks() > 1 || args.has("device-memory")) {
     if (args.has("transpose"))
-      throw UsageError("--transpose is not available for block grammar files or under mpirun");
+      throw UsageError(
+          "--transpose is not available for block grammar files, with --device-memory or under "
+          "mpirun");
     return run_multiply_blocks(args);
   }
   const Grammar g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());

@@ -26,6 +26,7 @@ struct BlockOutcome {
   double median_seconds = 0;
   std::int64_t device_bytes = 0;  // this rank's
   std::int64_t held_blocks = 0;
+  std::int64_t streamed_blocks = 0, streamed_bytes = 0;  // this rank's (--device-memory)
   std::string transport = "none (one process)";
   std::vector<double> y;
 };
@@ -58,6 +59,9 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   options.expected_vectors = B;
+  BlockStreaming streaming;
+  if (args.has("device-memory"))
+    streaming.device_budget_bytes = parse_bytes(args.get("device-memory"), "device-memory");
   Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", g.num_cols(), B), Y("Y", g.num_rows(), B);
   auto Xh = Kokkos::create_mirror_view(X);
   for (std::int64_t i = 0; i < g.num_cols() * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
@@ -71,15 +75,20 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   std::unique_ptr<BlockGrammarMatrix<Scalar, memory>> A;
   if (mpi_ranks() > 1) {
 #if KCLA_HAVE_MPI
-    D = std::make_unique<DistributedGrammarMatrix<Scalar, memory>>(MPI_COMM_WORLD, g, options);
+    D = std::make_unique<DistributedGrammarMatrix<Scalar, memory>>(MPI_COMM_WORLD, g, options,
+                                                                    streaming);
     product = [&] { multiply<Semiring>(exec, *D, X, Y); };
     out.device_bytes = D->local().device_bytes();
     out.held_blocks = static_cast<std::int64_t>(D->local().num_held_blocks());
+    out.streamed_blocks = static_cast<std::int64_t>(D->local().num_streamed_blocks());
+    out.streamed_bytes = D->local().streamed_bytes();
 #endif
   } else {
-    A = std::make_unique<BlockGrammarMatrix<Scalar, memory>>(g, options);
+    A = std::make_unique<BlockGrammarMatrix<Scalar, memory>>(g, options, streaming);
     product = [&] { multiply<Semiring>(exec, *A, X, Y); };
     out.held_blocks = static_cast<std::int64_t>(A->num_held_blocks());
+    out.streamed_blocks = static_cast<std::int64_t>(A->num_streamed_blocks());
+    out.streamed_bytes = A->streamed_bytes();
   }
   product();  // warm-up: plans and workspace
   exec.fence();
@@ -206,11 +215,14 @@ int run_multiply_blocks(const Arguments& args) {
           verify_error += 1;
       }
   }
-  std::int64_t total_device_bytes = out.device_bytes;
+  std::int64_t totals[3] = {out.device_bytes, out.streamed_blocks, out.streamed_bytes};
 #if KCLA_HAVE_MPI
-  if (ranks > 1)
-    MPI_Reduce(&out.device_bytes, &total_device_bytes, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (ranks > 1) {
+    const std::int64_t mine[3] = {out.device_bytes, out.streamed_blocks, out.streamed_bytes};
+    MPI_Reduce(mine, totals, 3, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+  }
 #endif
+  const std::int64_t total_device_bytes = totals[0];
   if (rank == 0) {
     std::printf(
         "multiply: %lld x %lld in %lld blocks, B=%lld, semiring %s, back end %s, %d rank%s\n",
@@ -224,6 +236,12 @@ int run_multiply_blocks(const Arguments& args) {
         static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))),
         out.median_seconds * 1e3 / static_cast<double>(B), total_device_bytes / 1e6,
         out.transport.c_str());
+    if (args.has("device-memory"))
+      std::printf(
+          "streamed: %lld of %lld blocks from host memory through device slots, %.2f MB per "
+          "product (%.1f GB/s at the median time)\n",
+          static_cast<long long>(totals[1]), static_cast<long long>(g.layout.num_blocks()),
+          totals[2] / 1e6, totals[2] / out.median_seconds / 1e9);
     if (args.has("output")) {
       std::ofstream o(args.get("output"));
       if (!o) throw FormatError(args.get("output"), "cannot write");

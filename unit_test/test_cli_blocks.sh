@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end: block grammar files. `kcla compress --block-cols` on Matrix Market and on a
 # PLINK fileset (streamed from the .bed), `kcla info` and `kcla multiply --verify` in every
-# semiring on the block file, the same y as the single grammar; the memory limit's error;
+# semiring on the block file, the same y as the single grammar, also with blocks streamed
+# under --device-memory; the memory limit's error;
 # and, when MPIEXEC is given, compress and multiply under mpiexec with 2-4 ranks giving
 # the single-process file and y.
 #
@@ -44,6 +45,21 @@ run 0 "$kcla" multiply single.h5 --x x.txt -o y_single.txt --repeat 1
 run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_blocks.txt --repeat 1
 cmp -s y_single.txt y_blocks.txt || fail "block and single grammar give different y"
 
+# --- out of core: a device budget below the blocks' arrays streams some of them ----------
+run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_streamed.txt --repeat 2 --device-memory 8K
+has out.txt "streamed: [1-6] of 6 blocks from host memory"
+cmp -s y_blocks.txt y_streamed.txt || fail "streamed blocks give another y"
+for s in plus_times boolean min_plus; do
+  run 0 "$kcla" multiply blocks.h5 --semiring "$s" --batch 3 --verify --verify-rows 0 \
+    --repeat 2 --device-memory 6K
+  has out.txt "streamed: [1-6] of 6 blocks"
+  has out.txt "OK"
+done
+run 1 "$kcla" multiply blocks.h5 --device-memory 1K
+has err.txt "cannot hold 3 slots of the largest block"
+run 2 "$kcla" multiply blocks.h5 --device-memory lots
+has err.txt "device-memory"
+
 # --- a PLINK fileset (random codes, missing calls too), streamed from the .bed ---------
 for i in $(seq 1 9); do echo "f$i i$i 0 0 1 -9"; done > p.fam
 for j in $(seq 1 50); do echo "1 s$j 0 $j A C"; done > p.bim
@@ -78,6 +94,7 @@ if [ -n "$mpiexec" ]; then
     run 0 "$kcla" multiply mpi$np.h5 --x x.txt -o y_mpi_file$np.txt --repeat 1
     cmp -s y_single.txt y_mpi_file$np.txt || fail "the file $np ranks wrote gives another y"
   done
+  run 0 "$kcla" compress m.mtx -o narrow.h5 --block-cols 3 --quiet  # 14 blocks: some streamed
   for np in 2 3; do
     run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --x x.txt -o y_ranks$np.txt --verify --repeat 2
     has out.txt "$np ranks"
@@ -88,6 +105,10 @@ if [ -n "$mpiexec" ]; then
       run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --semiring $s --batch 2 --verify --repeat 1
       has out.txt "OK"
     done
+    run 0 "$mpiexec" -np $np "$kcla" multiply narrow.h5 --x x.txt -o y_ranks_streamed$np.txt \
+      --repeat 2 --device-memory 5K
+    has out.txt "streamed: [1-9][0-9]* of 14 blocks"
+    cmp -s y_single.txt y_ranks_streamed$np.txt || fail "$np ranks streaming give another y"
   done
 fi
 echo "all block CLI checks passed"
