@@ -262,11 +262,10 @@ int run_multiply(int argc, char** argv) {
     std::cout << kHelp;
     return ok;
   }
-  args.allow_only({"x",       "random",      "seed",   "semiring", "precision",
-                   "batch",   "schedule",    "launch", "backend",  "repeat",
-                   "verify",  "compare",     "output", "cols",     "block-rows",
-                   "threads", "verify-rows", "help",   "quiet",    "transpose",
-                   "device-memory"});
+  args.allow_only({"x",        "random",    "seed",         "semiring", "precision",   "batch",
+                   "schedule", "launch",    "backend",      "repeat",   "verify",      "compare",
+                   "output",   "cols",      "block-rows",   "threads",  "verify-rows", "help",
+                   "quiet",    "transpose", "device-memory"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];

@@ -76,7 +76,7 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   if (mpi_ranks() > 1) {
 #if KCLA_HAVE_MPI
     D = std::make_unique<DistributedGrammarMatrix<Scalar, memory>>(MPI_COMM_WORLD, g, options,
-                                                                    streaming);
+                                                                   streaming);
     product = [&] { multiply<Semiring>(exec, *D, X, Y); };
     out.device_bytes = D->local().device_bytes();
     out.held_blocks = static_cast<std::int64_t>(D->local().num_held_blocks());
