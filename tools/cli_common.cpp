@@ -6,6 +6,7 @@
 #include <kcla/plink.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/sparse_matrix_file.hpp>
+#include <kcla/vcf.hpp>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -166,13 +167,15 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path) {
+std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
+                                                      bool ranks_split_columns) {
   namespace fs = std::filesystem;
   const auto base = plink_base_name(path);
   if ((has_suffix(path, ".bed") || has_suffix(path, ".bim") || has_suffix(path, ".fam") ||
        !fs::exists(path)) &&
       fs::exists(base + ".bed"))
     return open_plink_blocks(path);
+  if (is_vcf_file_name(path) && !ranks_split_columns) return open_vcf_blocks(path);
   return std::make_unique<WholeMatrixSource>(read_sparse_matrix(path), path);
 }
 

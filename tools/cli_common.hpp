@@ -49,9 +49,11 @@ class Arguments {
 /// (BASE.vc.R present; needs cols); anything read_sparse_matrix reads, compressed.
 Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
 
-/// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed;
-/// other formats are read whole first.
-std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path);
+/// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed,
+/// VCF/BCF record by record (unless `ranks_split_columns`: ranks need the column count
+/// first, which a VCF tells only at its end); other formats are read whole first.
+std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
+                                                      bool ranks_split_columns = false);
 
 /// "512M", "8G", "1.5T", "1000000" (bytes); UsageError naming `option` otherwise.
 std::int64_t parse_bytes(const std::string& text, const std::string& option);

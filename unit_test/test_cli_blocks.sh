@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End to end: block grammar files. `kcla compress --block-cols` on Matrix Market and on a
-# PLINK fileset (streamed from the .bed), `kcla info` and `kcla multiply --verify` in every
+# End to end: block grammar files. `kcla compress --block-cols` on Matrix Market, on a
+# PLINK fileset (streamed from the .bed) and on a VCF (streamed record by record), `kcla info` and `kcla multiply --verify` in every
 # semiring on the block file, the same y as the single grammar, also with blocks streamed
 # under --device-memory; the memory limit's error;
 # and, when MPIEXEC is given, compress and multiply under mpiexec with 2-4 ranks giving
@@ -73,6 +73,32 @@ run 0 "$kcla" multiply p_single.h5 --seed 7 -o y1.txt --repeat 1
 run 0 "$kcla" multiply p.h5 --seed 7 -o y2.txt --repeat 1
 paste y1.txt y2.txt | awk '{d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * (1 + ($1 < 0 ? -$1 : $1))) bad = 1} END {exit bad}' ||
   fail "PLINK block and single grammar products differ"
+
+# --- a VCF, read record by record into blocks -------------------------------------------
+{
+  printf '##fileformat=VCFv4.2\n##contig=<ID=1>\n'
+  printf '##FORMAT=<ID=GT,Number=1,Type=String,Description="Genotype">\n'
+  printf '#CHROM\tPOS\tID\tREF\tALT\tQUAL\tFILTER\tINFO\tFORMAT'
+  for s in $(seq 1 12); do printf '\ts%d' "$s"; done
+  echo
+  for v in $(seq 1 45); do
+    printf '1\t%d\tv%d\tA\tC\t.\tPASS\t.\tGT' $((v * 10)) "$v"
+    for s in $(seq 1 12); do
+      case $(((v * s + v / 3) % 4)) in
+        0) printf '\t0/0' ;; 1) printf '\t0/1' ;; 2) printf '\t1|1' ;; 3) printf '\t./.' ;;
+      esac
+    done
+    echo
+  done
+} > g.vcf
+run 0 "$kcla" compress g.vcf -o g_blocks.h5 --block-cols 8 --quiet
+has out.txt "shape: 12 x 45, 300 nonzeros, 6 blocks of 8 columns"
+run 0 "$kcla" compress g.vcf -o g_single.h5 --quiet
+run 0 "$kcla" multiply g_single.h5 --seed 3 -o g1.txt --repeat 1
+run 0 "$kcla" multiply g_blocks.h5 --seed 3 -o g2.txt --repeat 1 --verify --verify-rows 0
+has out.txt "OK"
+paste g1.txt g2.txt | awk '{d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * (1 + ($1 < 0 ? -$1 : $1))) bad = 1} END {exit bad}' ||
+  fail "VCF block and single grammar products differ"
 
 # --- limits and errors ---------------------------------------------------------------
 run 1 "$kcla" compress m.mtx -o tiny.h5 --block-cols 20 --memory-limit 1K

@@ -3,6 +3,7 @@
 // hand-computed matrices; the same content bgzip-compressed (htslib's BGZF writer) and
 // converted to BCF (htslib's writer) reads back identically; malformed files give a
 // FormatError naming the file (and the line where there is one).
+#include <kcla/block_compress.hpp>
 #include <kcla/vcf.hpp>
 
 #include <kcla/sparse_matrix_file.hpp>
@@ -354,6 +355,78 @@ TEST(Vcf, FileNames) {
     EXPECT_TRUE(kcla::is_vcf_file_name(name)) << name;
   for (const char* name : {"a.vcf.txt", "vcf", ".vcf", "a.bcf.gz", "a.bed"})
     EXPECT_FALSE(kcla::is_vcf_file_name(name)) << name;
+}
+
+// The block source delivers read_vcf's columns, block by block, for any block width, every
+// option, text, bgzip and BCF; a fault in a later record surfaces from next_block.
+TEST(Vcf, BlocksStreamTheColumnsReadVcfGives) {
+  kcla::test::TempDir tmp;
+  // A larger random file besides the hand-made one: 13 samples, 97 records, some
+  // multi-allelic, some missing.
+  auto gen = kcla::test::rng();
+  std::vector<std::string> samples;
+  for (int s = 0; s < 13; ++s) samples.push_back("i" + std::to_string(s));
+  std::string records;
+  const char* calls[] = {"0/0", "0/1", "1|1", "./.", "1/2", "0"};
+  for (int r = 0; r < 97; ++r) {
+    records += "1\t" + std::to_string(1000 + r) + "\tv" + std::to_string(r) + "\tA\t" +
+               (r % 11 == 3 ? "C,G" : "C") + "\t.\tPASS\t.\tGT";
+    for (std::size_t s = 0; s < samples.size(); ++s)
+      records += std::string("\t") + calls[gen() % (r % 11 == 3 ? 6 : 4)];
+    records += "\n";
+  }
+  const auto small = tmp.write("small.vcf", vcf_text(kSamples, kRecords));
+  const auto large = tmp.write("large.vcf", vcf_text(samples, records));
+  const std::vector<std::string> paths = {
+      small, large, write_bgzip(tmp, "large.vcf.gz", vcf_text(samples, records)),
+      write_bcf(tmp, "large.bcf", large)};
+  for (const auto& path : paths)
+    for (int variant = 0; variant < 3; ++variant) {
+      kcla::VcfReadOptions options;
+      if (variant == 1) options.multiallelic = kcla::MultiallelicPolicy::skip;
+      if (variant == 2) options.use_dosage_field = true;
+      const auto whole = kcla::read_vcf(path, options).matrix;
+      for (std::int64_t width : {1, 2, 5, 40, 1000}) {
+        auto source = kcla::open_vcf_blocks(path, options);
+        EXPECT_EQ(source->num_rows(), whole.num_rows);
+        EXPECT_EQ(source->num_cols(), -1);
+        EXPECT_EQ(source->name(), path);
+        kcla::CsrMatrix<double> block;
+        std::int64_t at = 0;
+        while (source->next_block(width, block)) {
+          ASSERT_LE(block.num_cols, width);
+          ASSERT_GT(block.num_cols, 0);
+          EXPECT_TRUE(csr_equal(block, kcla::column_slice(whole, at, at + block.num_cols)))
+              << path << " width " << width << " at column " << at;
+          at += block.num_cols;
+        }
+        EXPECT_EQ(at, whole.num_cols) << path << " width " << width;
+        EXPECT_EQ(block.num_cols, 0);
+        EXPECT_FALSE(source->next_block(width, block)) << "stays at the end";
+      }
+    }
+  // Block compression over the stream gives the matrix read whole.
+  kcla::BlockCompressOptions o;
+  o.block_cols = 16;
+  o.threads = 2;
+  auto source = kcla::open_vcf_blocks(large);
+  const auto blocks = kcla::compress_blocks(*source, o);
+  EXPECT_TRUE(csr_equal(blocks.decompress(), kcla::read_vcf(large).matrix));
+  // A broken record in the second block: the error names the file and line.
+  std::string broken = records;
+  broken.replace(broken.find("\tv50\t"), 1, " ");  // the tab before the ID: a short record
+  const auto bad = tmp.write("bad.vcf", vcf_text(samples, broken));
+  auto faulty = kcla::open_vcf_blocks(bad);
+  kcla::CsrMatrix<double> block;
+  ASSERT_TRUE(faulty->next_block(40, block));
+  try {
+    while (faulty->next_block(40, block)) {
+    }
+    ADD_FAILURE() << "a broken record was read";
+  } catch (const kcla::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.vcf"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 // (records), values count non-reference alleles.
 #pragma once
 
+#include <kcla/column_block_source.hpp>
 #include <kcla/config.hpp>
 #include <kcla/csr_matrix.hpp>
 #include <kcla/missing_calls.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,14 @@ struct VcfGenotypes {
 /// a non-finite DS, more than 2^31-1 variants or samples. Without htslib
 /// (KCLA_HAVE_HTSLIB == 0) it always throws FormatError saying so.
 VcfGenotypes read_vcf(const std::string& path, const VcfReadOptions& options = {});
+
+/// The file as a ColumnBlockSource for block compression (kcla::compress_blocks): records
+/// read and decoded one block at a time (the columns read_vcf gives, the same values), so
+/// memory stays bounded by a block whatever the file's size. The column count is known
+/// only at the end (num_cols() is -1), so ranks cannot split the file by columns. Missing
+/// calls read as 0. Errors as read_vcf, raised by next_block.
+std::unique_ptr<ColumnBlockSource> open_vcf_blocks(const std::string& path,
+                                                   const VcfReadOptions& options = {});
 
 /// True when the name says VCF/BCF: ends in .vcf, .vcf.gz, .vcf.bgz or .bcf.
 bool is_vcf_file_name(const std::string& path);

@@ -120,11 +120,20 @@ class VcfReader {
 
   VcfGenotypes read() {
     VcfGenotypes result;
-    const int samples = bcf_hdr_nsamples(header_.get());
-    result.sample_ids.reserve(static_cast<std::size_t>(samples));
-    for (int s = 0; s < samples; ++s) result.sample_ids.emplace_back(header_->samples[s]);
+    const int samples = num_samples();
+    result.sample_ids = sample_names();
 
     ColumnEntries entries;
+    while (next_column(samples, entries, result)) {
+    }
+    result.matrix = entries.to_csr(samples);
+    result.missing = missing_calls(samples, result.matrix.num_cols);
+    return result;
+  }
+
+  /// Reads records up to the next one kept and adds its column to `entries` (counts go to
+  /// `result`); false at the end of the file.
+  bool next_column(int samples, ColumnEntries& entries, VcfGenotypes& result) {
     int ret;
     while ((ret = bcf_read(file_.get(), header_.get(), record_.get())) == 0) {
       ++records_;
@@ -140,7 +149,7 @@ class VcfReader {
           continue;
         }
       }
-      if (entries.columns() >= std::numeric_limits<std::int32_t>::max())
+      if (columns_ >= std::numeric_limits<std::int32_t>::max())
         fail("more than 2^31-1 variants: kcla supports at most 2^31-1 columns");
       if (samples > 0) {
         if (options_.use_dosage_field && read_dosages(samples, entries, result)) {
@@ -150,16 +159,26 @@ class VcfReader {
         }
       }
       entries.end_column();
+      ++columns_;
       if (options_.keep_variant_ids) result.variant_ids.push_back(variant_id());
+      return true;
     }
     if (ret < -1)
       fail(text_ ? "malformed record (htslib could not parse it)"
                  : "malformed or truncated record (htslib could not read it)",
            /*next_record=*/true);
-    result.matrix = entries.to_csr(samples);
-    result.missing = missing_calls(samples, result.matrix.num_cols);
-    return result;
+    return false;
   }
+
+  int num_samples() const { return bcf_hdr_nsamples(header_.get()); }
+  std::vector<std::string> sample_names() const {
+    std::vector<std::string> names;
+    for (int s = 0; s < num_samples(); ++s) names.emplace_back(header_->samples[s]);
+    return names;
+  }
+  /// Streaming: missing calls are counted but not kept (a block source has no place for
+  /// them; they read as 0 like in the matrix).
+  void forget_missing_positions() { keep_missing_ = false; }
 
  private:
   /// "line N" for text files, "record N" for BCF; CHROM:POS when the record was parsed.
@@ -200,7 +219,7 @@ class VcfReader {
   }
   void note_missing(int sample, const ColumnEntries& entries, VcfGenotypes& result) {
     ++result.num_missing;
-    missing_.emplace_back(sample, static_cast<std::int32_t>(entries.columns()));
+    if (keep_missing_) missing_.emplace_back(sample, static_cast<std::int32_t>(entries.columns()));
   }
 
   /// GT: non-REF alleles per call. A record without GT makes every call missing.
@@ -279,10 +298,50 @@ class VcfReader {
   HtsBuffer<float> ds_;
   std::vector<std::pair<int, std::int32_t>> missing_;  // (sample, column) in column order
   bool text_ = true;
+  bool keep_missing_ = true;
   std::int64_t records_ = 0;
+  std::int64_t columns_ = 0;  // records kept so far
+};
+
+/// Records read block by block: at most max_cols kept records per block.
+class VcfBlockSource : public ColumnBlockSource {
+ public:
+  VcfBlockSource(const std::string& path, const VcfReadOptions& options)
+      : path_(path), reader_(path, without_ids(options)) {
+    reader_.forget_missing_positions();
+    samples_ = reader_.num_samples();
+    tally_.sample_ids = reader_.sample_names();  // named in errors
+  }
+  std::int64_t num_rows() const override { return samples_; }
+  std::int64_t num_cols() const override { return -1; }  // known at the end of the file
+  std::string name() const override { return path_; }
+  bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    ColumnEntries entries;
+    while (entries.columns() < max_cols && reader_.next_column(samples_, entries, tally_)) {
+    }
+    block = entries.to_csr(samples_);
+    if (block.num_cols > 0) return true;
+    block = CsrMatrix<double>();
+    return false;
+  }
+
+ private:
+  static VcfReadOptions without_ids(VcfReadOptions o) {
+    o.keep_variant_ids = false;
+    return o;
+  }
+  std::string path_;
+  VcfReader reader_;
+  int samples_ = 0;
+  VcfGenotypes tally_;  // counts only
 };
 
 }  // namespace
+
+std::unique_ptr<ColumnBlockSource> open_vcf_blocks(const std::string& path,
+                                                   const VcfReadOptions& options) {
+  return std::make_unique<VcfBlockSource>(path, options);
+}
 
 VcfGenotypes read_vcf(const std::string& path, const VcfReadOptions& options) {
   return VcfReader(path, options).read();
@@ -290,10 +349,20 @@ VcfGenotypes read_vcf(const std::string& path, const VcfReadOptions& options) {
 
 #else  // !KCLA_HAVE_HTSLIB
 
-VcfGenotypes read_vcf(const std::string& path, const VcfReadOptions&) {
+namespace {
+[[noreturn]] void no_htslib(const std::string& path) {
   throw FormatError(path,
                     "kcla was built without htslib, which VCF/BCF input needs (install htslib, "
                     "e.g. Debian's libhts-dev, and configure with KCLA_ENABLE_HTSLIB)");
+}
+}  // namespace
+
+VcfGenotypes read_vcf(const std::string& path, const VcfReadOptions&) {
+  no_htslib(path);
+}
+
+std::unique_ptr<ColumnBlockSource> open_vcf_blocks(const std::string& path, const VcfReadOptions&) {
+  no_htslib(path);
 }
 
 #endif
