@@ -59,7 +59,7 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   options.expected_vectors = B;
-  BlockStreaming streaming;
+  BlockMatrixOptions streaming;
   if (args.has("device-memory"))
     streaming.device_budget_bytes = parse_bytes(args.get("device-memory"), "device-memory");
   Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", g.num_cols(), B), Y("Y", g.num_rows(), B);

@@ -197,7 +197,7 @@ std::vector<double> term_magnitudes(const kcla::BlockGrammar& bg,
 template <class Semiring>
 void check_blocks(const kcla::BlockGrammar& bg, std::int64_t B, double tolerance,
                   kcla::SweepSchedule schedule, std::mt19937_64& gen,
-                  const kcla::BlockStreaming& streaming = {}) {
+                  const kcla::BlockMatrixOptions& streaming = {}) {
   using T = typename Semiring::value_type;
   using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
   std::vector<kcla::CsrMatrix<double>> blocks;
@@ -482,7 +482,7 @@ std::vector<std::int64_t> image_bytes(const kcla::BlockGrammar& bg,
 }
 
 // A matrix over a packed image of another's arrays multiplies like the original.
-TEST(BlockStreaming, PackedImageHoldsTheSchedule) {
+TEST(OutOfCoreBlocks, PackedImageHoldsTheSchedule) {
   auto gen = kcla::test::rng();
   const auto a = panel(gen, 30, 400);
   for (auto schedule : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered}) {
@@ -513,7 +513,7 @@ TEST(BlockStreaming, PackedImageHoldsTheSchedule) {
 
 // Budgets that stream every block, some blocks, or none: the same products as resident
 // blocks in every semiring, single and batched, two or three slots.
-TEST(BlockStreaming, StreamedBlocksGiveTheResidentProduct) {
+TEST(OutOfCoreBlocks, StreamedBlocksGiveTheResidentProduct) {
   auto gen = kcla::test::rng();
   const auto bg = column_blocked(panel(gen, 45, 900), 100);
   ASSERT_GE(bg.grammars.size(), 6u);
@@ -523,7 +523,7 @@ TEST(BlockStreaming, StreamedBlocksGiveTheResidentProduct) {
   for (auto b : bytes) total += b;
   for (int slots : {2, 3}) {
     for (std::int64_t budget : {slots * largest, slots * largest + total / 3, total}) {
-      kcla::BlockStreaming streaming;
+      kcla::BlockMatrixOptions streaming;
       streaming.slots = slots;
       streaming.device_budget_bytes = budget;
       kcla::BlockGrammarMatrix<double, memory> A(bg, {}, streaming);
@@ -557,7 +557,7 @@ TEST(BlockStreaming, StreamedBlocksGiveTheResidentProduct) {
     kcla::GrammarMatrixOptions o;
     o.schedule = schedule;
     const auto float_bytes = image_bytes<float>(bg, o);
-    kcla::BlockStreaming streaming;
+    kcla::BlockMatrixOptions streaming;
     streaming.slots = 2;
     streaming.device_budget_bytes = 2 * *std::max_element(float_bytes.begin(), float_bytes.end());
     check_blocks<kcla::PlusTimes<float>>(bg, 3, 1e-5, schedule, gen, streaming);
@@ -566,11 +566,11 @@ TEST(BlockStreaming, StreamedBlocksGiveTheResidentProduct) {
 }
 
 // Tiles (blocks that do not span every row, overlaps, uncovered rows) streamed.
-TEST(BlockStreaming, StreamedTiles) {
+TEST(OutOfCoreBlocks, StreamedTiles) {
   auto gen = kcla::test::rng();
   const auto bg = tiled(kcla::test::random_csr(gen, 37, 80, 0.3, 2));
   const auto bytes = image_bytes<double>(bg);
-  kcla::BlockStreaming streaming;
+  kcla::BlockMatrixOptions streaming;
   streaming.slots = 2;
   // Room for the slots only: every block is streamed, the tiles that do not span every row
   // first.
@@ -585,7 +585,7 @@ TEST(BlockStreaming, StreamedTiles) {
 }
 
 // A workspace budget on top of streaming: vector chunks, each streaming the blocks again.
-TEST(BlockStreaming, StreamedBlocksInVectorChunks) {
+TEST(OutOfCoreBlocks, StreamedBlocksInVectorChunks) {
   auto gen = kcla::test::rng();
   const auto bg = column_blocked(panel(gen, 40, 600), 120);
   const std::int64_t B = 7;
@@ -603,7 +603,7 @@ TEST(BlockStreaming, StreamedBlocksInVectorChunks) {
   for (const auto& g : bg.grammars) rules = std::max(rules, g.num_rules());
   tight.workspace_budget_bytes = 2 * rules * 8 + 8;  // two vectors at a time
   const auto bytes = image_bytes<double>(bg, tight);
-  kcla::BlockStreaming streaming;
+  kcla::BlockMatrixOptions streaming;
   streaming.device_budget_bytes = 3 * *std::max_element(bytes.begin(), bytes.end());
   kcla::BlockGrammarMatrix<double, memory> streamed(bg, tight, streaming);
   ASSERT_TRUE(streamed.streamed());
@@ -613,12 +613,12 @@ TEST(BlockStreaming, StreamedBlocksInVectorChunks) {
   for (std::size_t k = 0; k < h0.span(); ++k) ASSERT_NEAR(h0.data()[k], h1.data()[k], 1e-10) << k;
 }
 
-TEST(BlockStreaming, RejectsBudgetsAndOptionsItCannotServe) {
+TEST(OutOfCoreBlocks, RejectsBudgetsAndOptionsItCannotServe) {
   auto gen = kcla::test::rng();
   const auto bg = column_blocked(panel(gen, 20, 300), 64);
   const auto bytes = image_bytes<double>(bg);
   const std::int64_t largest = *std::max_element(bytes.begin(), bytes.end());
-  kcla::BlockStreaming streaming;
+  kcla::BlockMatrixOptions streaming;
   streaming.slots = 3;
   streaming.device_budget_bytes = 3 * largest - 1;  // not three slots of the largest block
   try {
@@ -638,6 +638,62 @@ TEST(BlockStreaming, RejectsBudgetsAndOptionsItCannotServe) {
   kcla::GrammarMatrixOptions both;
   both.products = kcla::GrammarProducts::both;
   EXPECT_THROW(matrix(bg, both, streaming), kcla::InvalidArgument);
+}
+
+}  // namespace
+
+namespace {
+
+// Block sweeps spread over instances (on the host: names for one instance, through the
+// same per-instance buffers and final combination): the resident product in every
+// semiring, for column blocks and tiles (blocks not spanning every row, overlaps).
+TEST(ConcurrentBlocks, InstancesGiveTheSequentialProduct) {
+  auto gen = kcla::test::rng();
+  const auto columns = column_blocked(panel(gen, 45, 900), 100);
+  const auto tiles = tiled(kcla::test::random_csr(gen, 37, 80, 0.3, 2));
+  for (int streams : {1, 2, 3, 16}) {
+    kcla::BlockMatrixOptions o;
+    o.streams = streams;
+    for (std::int64_t B : {1, 4}) {
+      check_blocks<kcla::PlusTimes<double>>(columns, B, 1e-12, kcla::SweepSchedule::automatic, gen,
+                                            o);
+      check_blocks<kcla::PlusTimes<float>>(columns, B, 1e-5, kcla::SweepSchedule::layered, gen, o);
+      check_blocks<kcla::Boolean>(columns, B, 0, kcla::SweepSchedule::full_array, gen, o);
+      check_blocks<kcla::MinPlus<double>>(columns, B, 0, kcla::SweepSchedule::automatic, gen, o);
+      check_blocks<kcla::PlusTimes<double>>(tiles, B, 1e-12, kcla::SweepSchedule::automatic, gen,
+                                            o);
+      check_blocks<kcla::MinPlus<double>>(tiles, B, 0, kcla::SweepSchedule::automatic, gen, o);
+    }
+  }
+  kcla::BlockMatrixOptions negative;
+  negative.streams = -1;
+  using matrix = kcla::BlockGrammarMatrix<double, memory>;
+  EXPECT_THROW(matrix(columns, kcla::GrammarMatrixOptions(), negative), kcla::InvalidArgument);
+}
+
+// A matrix used with few and many vectors alternately (the automatic choice may switch
+// between concurrent and sequential sweeps, which share the blocks' plans).
+TEST(ConcurrentBlocks, AlternatingVectorCountsKeepTheProduct) {
+  auto gen = kcla::test::rng();
+  const auto bg = column_blocked(panel(gen, 30, 500), 90);
+  kcla::BlockMatrixOptions o;
+  o.streams = 3;
+  kcla::BlockGrammarMatrix<double, memory> concurrent(bg, {}, o);
+  kcla::BlockGrammarMatrix<double, memory> sequential(bg);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (std::int64_t B : {1, 12, 1, 3}) {
+    Kokkos::View<double**, Kokkos::LayoutRight, memory> x("x", 500, B), y0("y0", 30, B),
+        y1("y1", 30, B);
+    auto xh = Kokkos::create_mirror_view(x);
+    for (std::size_t k = 0; k < xh.span(); ++k) xh.data()[k] = u(gen);
+    Kokkos::deep_copy(x, xh);
+    kcla::multiply(exec(), sequential, x, y0);
+    kcla::multiply(exec(), concurrent, x, y1);
+    auto h0 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y0);
+    auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y1);
+    for (std::size_t k = 0; k < h0.span(); ++k)
+      ASSERT_NEAR(h0.data()[k], h1.data()[k], 1e-10) << "B " << B << " entry " << k;
+  }
 }
 
 }  // namespace

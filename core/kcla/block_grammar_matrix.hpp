@@ -3,7 +3,7 @@
 // workspace and one partial-result buffer, since the blocks' products run one after another
 // on the same execution space instance.
 //
-// Out of core: with BlockStreaming::device_budget_bytes set and blocks that need more, the
+// Out of core: with BlockMatrixOptions::device_budget_bytes set and blocks that need more, the
 // blocks that fit stay resident and the others wait in pinned host memory; each product
 // streams them through a few device slots, copies overlapped with the sweeps (CUDA).
 #pragma once
@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 namespace kcla {
@@ -31,11 +33,19 @@ struct BlockProductBuffers {
   Kokkos::View<std::uint64_t*, MemorySpace> partial;           // one block's rows x vectors result
   Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;  // products in vector chunks
   Kokkos::View<std::uint64_t*, MemorySpace> transpose_workspace;  // node values, left products
+  // Concurrent block sweeps (BlockMatrixOptions::streams): per instance a workspace, a
+  // partial result and an accumulator of y (the first instance accumulates into y).
+  std::vector<Kokkos::View<std::uint64_t*, MemorySpace>> stream_workspace, stream_partial, stream_y;
+  // The instances (type-erased: their type lives in kernels/, which core does not see).
+  std::shared_ptr<void> streams;
+  std::type_index streams_type = std::type_index(typeid(void));
+  int streams_count = 0;
 };
 }  // namespace detail
 
-/// Device memory for a block matrix's schedule arrays (out-of-core products).
-struct BlockStreaming {
+/// How a block matrix holds and runs its blocks: device memory for their schedule arrays
+/// (out-of-core products) and concurrent block sweeps.
+struct BlockMatrixOptions {
   /// Bytes the blocks' schedule arrays may take in the matrix's memory space; 0: no bound,
   /// every block resident. When the blocks need more, the matrix keeps resident (in block
   /// order) those that fit beside `slots` slots of the largest block, and streams the rest
@@ -43,6 +53,11 @@ struct BlockStreaming {
   std::int64_t device_budget_bytes = 0;
   /// Slots of the streamed blocks: at least 2 (one being swept while the next arrives).
   int slots = 3;
+  /// Execution space instances the resident blocks' sweeps spread over (each with its own
+  /// workspace and partial result, combined at the end): 0 chooses (several on CUDA for
+  /// products of few vectors, whose block sweeps leave the GPU idle between launches;
+  /// one elsewhere), 1 runs the blocks one after another.
+  int streams = 0;
 };
 
 template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
@@ -53,24 +68,27 @@ class BlockGrammarMatrix {
 
   BlockGrammarMatrix() = default;
   /// Uploads every block `g` holds; `options` applies to each block (its cost model, its
-  /// workspace budget); `streaming` bounds the device memory of the blocks' arrays.
+  /// workspace budget); `block_options` bounds the device memory of the blocks' arrays
+  /// and says how their sweeps run.
   explicit BlockGrammarMatrix(const BlockGrammar& g, const GrammarMatrixOptions& options = {},
-                              const BlockStreaming& streaming = {})
-      : layout_(g.layout), block_ids_(g.block_ids) {
+                              const BlockMatrixOptions& block_options = {})
+      : layout_(g.layout), block_ids_(g.block_ids), block_options_(block_options) {
     g.validate("BlockGrammarMatrix");
-    if (streaming.device_budget_bytes < 0)
+    if (block_options.device_budget_bytes < 0)
       throw InvalidArgument("BlockGrammarMatrix: device_budget_bytes is negative");
+    if (block_options.streams < 0) throw InvalidArgument("BlockGrammarMatrix: streams is negative");
     blocks_.reserve(g.grammars.size());
-    if (streaming.device_budget_bytes == 0) {
+    if (block_options.device_budget_bytes == 0) {
       for (const auto& grammar : g.grammars) blocks_.emplace_back(grammar, options);
       return;
     }
-    stage(g, options, streaming);
+    stage(g, options, block_options);
   }
 
   std::int64_t num_rows() const { return layout_.num_rows; }
   std::int64_t num_cols() const { return layout_.num_cols; }
   const BlockLayout& layout() const { return layout_; }
+  const BlockMatrixOptions& block_options() const { return block_options_; }
   /// The held blocks: block(i) is layout().blocks[block_id(i)].
   std::size_t num_held_blocks() const { return blocks_.size(); }
   std::int64_t block_id(std::size_t i) const { return block_ids_[i]; }
@@ -79,7 +97,7 @@ class BlockGrammarMatrix {
   /// slot that holds the block only during kcla::multiply on this matrix.
   const GrammarMatrix<Scalar, MemorySpace>& block(std::size_t i) const { return blocks_[i]; }
 
-  /// Whether products stream some blocks from host memory (BlockStreaming).
+  /// Whether products stream some blocks from host memory (BlockMatrixOptions).
   bool streamed() const { return staging_ && !staging_->streamed.empty(); }
   /// Whether block i's arrays stay in the memory space between products.
   bool resident(std::size_t i) const { return !staging_ || staging_->slot_of[i] < 0; }
@@ -130,14 +148,15 @@ class BlockGrammarMatrix {
   // Every block's arrays packed into one image in staging memory; the images that fit the
   // budget (beside the slots) move to the memory space, the rest stay for streaming.
   void stage(const BlockGrammar& g, const GrammarMatrixOptions& options,
-             const BlockStreaming& streaming) {
+             const BlockMatrixOptions& streaming) {
     if (options.products != GrammarProducts::right)
       throw InvalidArgument(
-          "BlockGrammarMatrix: a device budget (BlockStreaming) supports right products only "
+          "BlockGrammarMatrix: a device budget (BlockMatrixOptions) supports right products only "
           "(GrammarMatrixOptions::products = GrammarProducts::right)");
     if (streaming.slots < 2)
-      throw InvalidArgument("BlockGrammarMatrix: BlockStreaming::slots must be at least 2, not " +
-                            std::to_string(streaming.slots));
+      throw InvalidArgument(
+          "BlockGrammarMatrix: BlockMatrixOptions::slots must be at least 2, not " +
+          std::to_string(streaming.slots));
     auto st = std::make_shared<detail::BlockStaging<MemorySpace>>();
     const std::size_t n = g.grammars.size();
     std::vector<GrammarMatrix<Scalar, staging_space>> staged;
@@ -201,6 +220,7 @@ class BlockGrammarMatrix {
 
   BlockLayout layout_;
   std::vector<std::int64_t> block_ids_;
+  BlockMatrixOptions block_options_;
   std::vector<GrammarMatrix<Scalar, MemorySpace>> blocks_;
   mutable std::shared_ptr<detail::BlockProductBuffers<MemorySpace>> buffers_;
   std::shared_ptr<detail::BlockStaging<MemorySpace>> staging_;

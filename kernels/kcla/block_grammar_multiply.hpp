@@ -1,6 +1,6 @@
 // y = A x and Y = A X for a block grammar matrix, in any semiring: every held block's
 // sweep, one after another on `exec`, each combined into y at its rows. Streamed blocks
-// (BlockStreaming) are copied into their slots on a copy stream while earlier blocks sweep.
+// (BlockMatrixOptions) are copied into their slots on a copy stream while earlier blocks sweep.
 //
 //   kcla::BlockGrammarMatrix<float> A(kcla::read_block_grammar_hdf5("panel.h5"));
 //   kcla::multiply(exec, A, x, y);
@@ -15,6 +15,7 @@
 
 #include <kcla/block_grammar_matrix.hpp>
 #include <kcla/detail/block_copy_queue.hpp>
+#include <kcla/detail/block_streams.hpp>
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/detail/product_operands.hpp>
 #include <kcla/detail/transpose_sweep.hpp>
@@ -32,6 +33,113 @@ namespace kcla {
 
 namespace detail {
 
+/// Products of at most this many vectors spread their block sweeps over
+/// kConcurrentBlockStreams instances when BlockMatrixOptions::streams is 0 and the back end
+/// has instances of its own (CUDA): a block's sweep at few vectors is a chain of short
+/// launches that leaves most of the GPU idle.
+constexpr std::int64_t kConcurrentMaxVectors = 8;
+constexpr int kConcurrentBlockStreams = 4;
+
+/// How many instances the blocks of a product over `vectors` vectors run on.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors) {
+  if (A.streamed()) return 1;
+  int wanted = A.block_options().streams;
+  if (wanted == 0)
+    wanted = BlockStreams<ExecutionSpace>::concurrent && vectors <= kConcurrentMaxVectors
+                 ? kConcurrentBlockStreams
+                 : 1;
+  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(wanted),
+                                                std::max<std::size_t>(1, A.num_held_blocks())));
+}
+
+/// The product over resident blocks spread over `count` instances: block i runs on instance
+/// i mod count with that instance's workspace and partial buffer, accumulating into the
+/// instance's own copy of y (the first instance's is y itself); the copies are combined on
+/// `exec` once every instance is done.
+template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
+void concurrent_block_sweep(const ExecutionSpace& exec,
+                            const BlockGrammarMatrix<Scalar, MemorySpace>& A,
+                            const typename Semiring::value_type* x,
+                            typename Semiring::value_type* y, std::int64_t vectors,
+                            SweepLaunch launch, int count) {
+  using T = typename Semiring::value_type;
+  using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  using streams_type = BlockStreams<ExecutionSpace>;
+  auto& buffers = A.buffers();
+  if (buffers.streams_type != std::type_index(typeid(streams_type)) ||
+      buffers.streams_count != count) {
+    buffers.streams.reset();  // the old instances go before the new ones are made
+    buffers.streams = std::make_shared<streams_type>(exec, count);
+    buffers.streams_type = std::type_index(typeid(streams_type));
+    buffers.streams_count = count;
+  }
+  auto& streams = *static_cast<streams_type*>(buffers.streams.get());
+  const std::size_t n = A.num_held_blocks();
+  const std::int64_t rows = A.num_rows();
+  std::int64_t words = 0, partial_rows = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    words = std::max(words, workspace_words(A.block(i), vectors, sizeof(T)));
+    partial_rows = std::max(partial_rows, A.extent(i).rows());
+  }
+  buffers.stream_workspace.resize(count);
+  buffers.stream_partial.resize(count);
+  buffers.stream_y.resize(count);
+  std::vector<T*> accumulator(count, y), partial(count);
+  for (int s = 0; s < count; ++s) {
+    chunk_buffer<std::uint64_t>(buffers.stream_workspace[s], words,
+                                "kcla::block_grammar::stream_workspace");
+    partial[s] = chunk_buffer<T>(buffers.stream_partial[s], partial_rows * vectors,
+                                 "kcla::block_grammar::stream_partial");
+    if (s > 0)
+      accumulator[s] =
+          chunk_buffer<T>(buffers.stream_y[s], rows * vectors, "kcla::block_grammar::stream_y");
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& plan = A.block(i).plan();
+    const auto& workspace = buffers.stream_workspace[i % count];
+    if (plan.workspace.data() != workspace.data()) {
+      plan.workspace = workspace;
+      plan.graph.reset();  // a captured graph names the old workspace
+    }
+  }
+  std::vector<bool> started(count, false);
+  streams.fork(exec);
+  for (std::size_t i = 0; i < n; ++i) {
+    const int s = static_cast<int>(i % count);
+    const auto instance = streams.instance(exec, s);
+    const auto& e = A.extent(i);
+    const T* xb = x + e.col_begin * vectors;
+    T* target = accumulator[s];
+    if (!started[s] && e.rows() == rows) {
+      sweep<Semiring>(instance, A.block(i), xb, target, vectors, launch);
+      started[s] = true;
+      continue;
+    }
+    if (!started[s]) {
+      Kokkos::parallel_for(
+          "kcla::block_grammar::fill", policy(instance, 0, rows * vectors),
+          KOKKOS_LAMBDA(std::int64_t k) { target[k] = Semiring::zero(); });
+      started[s] = true;
+    }
+    T* out = partial[s];
+    sweep<Semiring>(instance, A.block(i), xb, out, vectors, launch);
+    T* rows_of_block = target + e.row_begin * vectors;
+    Kokkos::parallel_for(
+        "kcla::block_grammar::combine", policy(instance, 0, e.rows() * vectors),
+        KOKKOS_LAMBDA(std::int64_t k) {
+          rows_of_block[k] = Semiring::combine(rows_of_block[k], out[k]);
+        });
+  }
+  streams.join(exec);
+  for (int s = 1; s < count; ++s) {
+    const T* other = accumulator[s];
+    Kokkos::parallel_for(
+        "kcla::block_grammar::combine_streams", policy(exec, 0, rows * vectors),
+        KOKKOS_LAMBDA(std::int64_t k) { y[k] = Semiring::combine(y[k], other[k]); });
+  }
+}
+
 /// The product over the held blocks on raw vector-innermost arrays (x: num_cols x B, y:
 /// num_rows x B).
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
@@ -40,6 +148,11 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
                  std::int64_t vectors, SweepLaunch launch) {
   using T = typename Semiring::value_type;
   using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
+  const int streams = block_stream_count<ExecutionSpace>(A, vectors);
+  if (streams > 1) {
+    concurrent_block_sweep<Semiring>(exec, A, x, y, vectors, launch, streams);
+    return;
+  }
   auto& buffers = A.buffers();
   // One workspace for every block: the largest any block needs.
   std::int64_t words = 0, partial_rows = 0;

@@ -30,15 +30,15 @@ template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memor
 class DistributedGrammarMatrix {
  public:
   /// Collective: each rank reads its own blocks of a block grammar file.
-  /// `streaming` bounds each rank's device memory for its blocks (BlockStreaming).
+  /// `streaming` bounds each rank's device memory for its blocks (BlockMatrixOptions).
   DistributedGrammarMatrix(MPI_Comm comm, const std::string& path,
                            const GrammarMatrixOptions& options = {},
-                           const BlockStreaming& streaming = {})
+                           const BlockMatrixOptions& streaming = {})
       : DistributedGrammarMatrix(comm, read_block_grammar_hdf5(comm, path), options, streaming) {}
   /// From this rank's share (the same layout on every rank).
   DistributedGrammarMatrix(MPI_Comm comm, const BlockGrammar& share,
                            const GrammarMatrixOptions& options = {},
-                           const BlockStreaming& streaming = {})
+                           const BlockMatrixOptions& streaming = {})
       : comm_(comm), local_(share, options, streaming) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &ranks_);
