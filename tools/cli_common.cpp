@@ -3,6 +3,7 @@
 #include <kcla/block_compress.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/mm_repair.hpp>
+#include <kcla/ms_format.hpp>
 #include <kcla/plink.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/sparse_matrix_file.hpp>
@@ -176,6 +177,8 @@ std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
       fs::exists(base + ".bed"))
     return open_plink_blocks(path);
   if (is_vcf_file_name(path) && !ranks_split_columns) return open_vcf_blocks(path);
+  if ((has_suffix(path, ".ms") || has_suffix(path, ".scrm")) && fs::is_regular_file(path))
+    return open_ms_blocks(path);
   return std::make_unique<WholeMatrixSource>(read_sparse_matrix(path), path);
 }
 

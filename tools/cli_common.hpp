@@ -50,8 +50,9 @@ class Arguments {
 Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
 
 /// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed,
-/// VCF/BCF record by record (unless `ranks_split_columns`: ranks need the column count
-/// first, which a VCF tells only at its end); other formats are read whole first.
+/// ms/scrm output by site ranges of each haplotype line, VCF/BCF record by record (unless
+/// `ranks_split_columns`: ranks need the column count first, which a VCF tells only at its end);
+/// other formats are read whole first.
 std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
                                                       bool ranks_split_columns = false);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end: block grammar files. `kcla compress --block-cols` on Matrix Market, on a
-# PLINK fileset (streamed from the .bed) and on a VCF (streamed record by record), `kcla info` and `kcla multiply --verify` in every
+# PLINK fileset (streamed from the .bed), on a VCF (streamed record by record) and on ms
+# output (site ranges read from each haplotype line), `kcla info` and `kcla multiply --verify` in every
 # semiring on the block file, the same y as the single grammar, also with blocks streamed
 # under --device-memory; the memory limit's error;
 # and, when MPIEXEC is given, compress and multiply under mpiexec with 2-4 ranks giving
@@ -99,6 +100,24 @@ run 0 "$kcla" multiply g_blocks.h5 --seed 3 -o g2.txt --repeat 1 --verify --veri
 has out.txt "OK"
 paste g1.txt g2.txt | awk '{d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * (1 + ($1 < 0 ? -$1 : $1))) bad = 1} END {exit bad}' ||
   fail "VCF block and single grammar products differ"
+
+# --- ms output, read by site ranges of each haplotype line --------------------------------
+{
+  echo "scrm 16 1 -t 10"; echo "1"; echo; echo "//"; echo "segsites: 50"
+  printf 'positions:'; for j in $(seq 1 50); do printf ' 0.%03d' "$j"; done; echo
+  for h in $(seq 1 16); do
+    for j in $(seq 1 50); do printf '%d' $(((h * j + j / 7 + h / 3) % 3 == 0)); done
+    echo
+  done
+} > r.ms
+run 0 "$kcla" compress r.ms -o r_blocks.h5 --block-cols 12 --quiet
+has out.txt "shape: 8 x 50, [0-9]+ nonzeros, 5 blocks of 12 columns"
+run 0 "$kcla" compress r.ms -o r_single.h5 --quiet
+run 0 "$kcla" multiply r_single.h5 --seed 5 -o r1.txt --repeat 1
+run 0 "$kcla" multiply r_blocks.h5 --seed 5 -o r2.txt --repeat 1 --verify --verify-rows 0
+has out.txt "OK"
+paste r1.txt r2.txt | awk '{d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * (1 + ($1 < 0 ? -$1 : $1))) bad = 1} END {exit bad}' ||
+  fail "ms block and single grammar products differ"
 
 # --- limits and errors ---------------------------------------------------------------
 run 1 "$kcla" compress m.mtx -o tiny.h5 --block-cols 20 --memory-limit 1K

@@ -1,5 +1,6 @@
 // ms output: hand-written files with known genotypes (replicates, haploid/diploid, no
 // command line, no segregating sites), real scrm output, and the reader's errors.
+#include <kcla/block_grammar.hpp>
 #include <kcla/ms_format.hpp>
 
 #include <gtest/gtest.h>
@@ -195,6 +196,75 @@ TEST(MsFormat, Scrm2504Panel) {
     GTEST_SKIP() << "scrm2504.ms not in the data folder (scripts/data/fetch.sh scrm2504)";
   // The panel DATA.md describes (scrm's seed 1 2 3): 100,966 segregating sites.
   EXPECT_EQ(check_against_plain(path, 5008), 100966);
+}
+
+// Blocks read straight from the file give read_ms's matrix for any width, ploidy,
+// replicate, line ending and header; skip_columns seeks; errors surface when opened.
+TEST(MsFormat, BlocksGiveTheMatrixReadMsGives) {
+  kcla::test::TempDir tmp;
+  // A larger random replicate (33 haplotypes: odd, so ploidy 1 only; 34 for ploidy 2).
+  auto gen = kcla::test::rng();
+  auto random_ms = [&](int haplotypes, int sites, const char* eol) {
+    std::string t = "scrm " + std::to_string(haplotypes) + " 1 -t 10" + eol + "7" + eol + eol +
+                    "//" + eol + "segsites: " + std::to_string(sites) + eol + "positions:";
+    for (int j = 0; j < sites; ++j) t += " 0." + std::to_string(100 + j);
+    t += eol;
+    for (int h = 0; h < haplotypes; ++h) {
+      for (int j = 0; j < sites; ++j) t += gen() % 3 == 0 ? '1' : '0';
+      t += eol;
+    }
+    return t;
+  };
+  struct Case {
+    std::string path;
+    kcla::MsReadOptions options;
+  };
+  std::vector<Case> cases;
+  cases.push_back({tmp.write("two.ms", two_replicates), {}});
+  kcla::MsReadOptions second;
+  second.replicate = 1;
+  second.ploidy = 1;
+  cases.push_back({tmp.write("two_b.ms", two_replicates), second});
+  kcla::MsReadOptions haploid;
+  haploid.ploidy = 1;
+  cases.push_back({tmp.write("odd.ms", random_ms(33, 57, "\n")), haploid});
+  cases.push_back({tmp.write("even.ms", random_ms(34, 61, "\r\n")), {}});
+  cases.push_back(
+      {tmp.write("nocmd.ms", "header\n//\nsegsites: 2\npositions: 1 2\n11\n01\n\nx\n"), {}});
+  cases.push_back({tmp.write("zero.ms", "scrm 6 1 -t 0.00001\n5\n\n//\nsegsites: 0\n"), {}});
+  for (const auto& c : cases) {
+    const auto whole = kcla::read_ms(c.path, c.options).matrix;
+    for (std::int64_t width : {1, 2, 5, 1000}) {
+      auto source = kcla::open_ms_blocks(c.path, c.options);
+      EXPECT_EQ(source->num_rows(), whole.num_rows) << c.path;
+      EXPECT_EQ(source->num_cols(), whole.num_cols) << c.path;
+      kcla::CsrMatrix<double> block;
+      std::int64_t at = 0;
+      while (source->next_block(width, block)) {
+        ASSERT_LE(block.num_cols, width);
+        EXPECT_TRUE(
+            kcla::test::csr_equal(block, kcla::column_slice(whole, at, at + block.num_cols)))
+            << c.path << " width " << width << " at " << at;
+        at += block.num_cols;
+      }
+      EXPECT_EQ(at, whole.num_cols) << c.path;
+    }
+    // Skipping to the middle delivers the rest.
+    auto source = kcla::open_ms_blocks(c.path, c.options);
+    const std::int64_t half = whole.num_cols / 2;
+    source->skip_columns(half);
+    kcla::CsrMatrix<double> rest;
+    if (whole.num_cols - half > 0) {
+      ASSERT_TRUE(source->next_block(whole.num_cols, rest));
+      EXPECT_TRUE(kcla::test::csr_equal(rest, kcla::column_slice(whole, half, whole.num_cols)));
+    }
+    EXPECT_FALSE(source->next_block(1, rest));
+  }
+  // The file is checked when opened, as read_ms checks it.
+  const auto bad = tmp.write(
+      "bad.ms", "ms 4 1 -t 1\n1\n\n//\nsegsites: 3\npositions: 1 2 3\n101\n1x0\n000\n011\n");
+  EXPECT_TRUE(throws_with<FormatError>([&] { kcla::open_ms_blocks(bad); }, {"bad.ms", "line 8"}));
+  EXPECT_THROW(kcla::open_ms_blocks(tmp.path("absent.ms")), FormatError);
 }
 
 }  // namespace

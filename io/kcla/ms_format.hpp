@@ -2,9 +2,11 @@
 // "//", "segsites: S", "positions: ...", then one line of S characters 0/1 per haplotype.
 #pragma once
 
+#include <kcla/column_block_source.hpp>
 #include <kcla/csr_matrix.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,5 +34,13 @@ struct MsGenotypes {
 /// Throws FormatError (file and line number) on malformed input, and InvalidArgument for
 /// a ploidy other than 1 or 2.
 MsGenotypes read_ms(const std::string& path, const MsReadOptions& options = {});
+
+/// One replicate as a ColumnBlockSource for block compression (kcla::compress_blocks):
+/// the same matrix read_ms gives, delivered in site ranges read straight from the file,
+/// so memory stays bounded by a block plus one offset per haplotype. The file is checked
+/// as read_ms checks it when opened (one pass) and must be a regular file (blocks seek).
+/// Throws as read_ms.
+std::unique_ptr<ColumnBlockSource> open_ms_blocks(const std::string& path,
+                                                  const MsReadOptions& options = {});
 
 }  // namespace kcla

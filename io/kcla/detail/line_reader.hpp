@@ -34,6 +34,8 @@ class LineReader {
     return file_size_ == UINT64_MAX ? UINT64_MAX : file_size_ - consumed_;
   }
   const std::string& path() const { return path_; }
+  /// Byte offset in the file of the line the next call to `next` returns.
+  std::uint64_t offset() const { return consumed_; }
 
   /// Throws FormatError naming the file and the current line.
   [[noreturn]] void fail(const std::string& what) const;
