@@ -221,9 +221,11 @@ class BlockGrammarMatrix {
   BlockLayout layout_;
   std::vector<std::int64_t> block_ids_;
   BlockMatrixOptions block_options_;
-  std::vector<GrammarMatrix<Scalar, MemorySpace>> blocks_;
+  // Declared before the blocks, so destroyed after them: the blocks' captured launch
+  // graphs name the buffers' stream instances and wait on them when destroyed.
   mutable std::shared_ptr<detail::BlockProductBuffers<MemorySpace>> buffers_;
   std::shared_ptr<detail::BlockStaging<MemorySpace>> staging_;
+  std::vector<GrammarMatrix<Scalar, MemorySpace>> blocks_;
 };
 
 }  // namespace kcla

@@ -37,18 +37,29 @@ namespace detail {
 /// kConcurrentBlockStreams instances when BlockMatrixOptions::streams is 0 and the back end
 /// has instances of its own (CUDA): a block's sweep at few vectors is a chain of short
 /// launches that leaves most of the GPU idle.
-constexpr std::int64_t kConcurrentMaxVectors = 8;
-constexpr int kConcurrentBlockStreams = 4;
+constexpr std::int64_t kConcurrentMaxVectors = 16;
+constexpr int kConcurrentBlockStreams = 8;
 
-/// How many instances the blocks of a product over `vectors` vectors run on.
+/// How many instances the blocks of a product over `vectors` vectors run on. The automatic
+/// choice keeps the instances' workspaces within the blocks' workspace budget.
 template <class ExecutionSpace, class Scalar, class MemorySpace>
-int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors) {
-  if (A.streamed()) return 1;
+int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                       std::size_t value_bytes) {
+  if (A.streamed() || A.num_held_blocks() < 2) return 1;
   int wanted = A.block_options().streams;
-  if (wanted == 0)
+  if (wanted == 0) {
     wanted = BlockStreams<ExecutionSpace>::concurrent && vectors <= kConcurrentMaxVectors
                  ? kConcurrentBlockStreams
                  : 1;
+    const std::int64_t budget = A.block(0).options().workspace_budget_bytes;
+    if (budget > 0 && wanted > 1) {
+      std::int64_t words = 0;
+      for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
+        words = std::max(words, workspace_words(A.block(i), vectors, value_bytes));
+      wanted = static_cast<int>(
+          std::clamp<std::int64_t>(budget / std::max<std::int64_t>(1, 8 * words), 1, wanted));
+    }
+  }
   return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(wanted),
                                                 std::max<std::size_t>(1, A.num_held_blocks())));
 }
@@ -69,7 +80,10 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
   auto& buffers = A.buffers();
   if (buffers.streams_type != std::type_index(typeid(streams_type)) ||
       buffers.streams_count != count) {
-    buffers.streams.reset();  // the old instances go before the new ones are made
+    // Graphs captured on the old instances wait on their streams when destroyed: drop
+    // them while the streams live, then the old instances before the new ones are made.
+    for (std::size_t i = 0; i < A.num_held_blocks(); ++i) A.block(i).plan().graph.reset();
+    buffers.streams.reset();
     buffers.streams = std::make_shared<streams_type>(exec, count);
     buffers.streams_type = std::type_index(typeid(streams_type));
     buffers.streams_count = count;
@@ -148,7 +162,7 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
                  std::int64_t vectors, SweepLaunch launch) {
   using T = typename Semiring::value_type;
   using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
-  const int streams = block_stream_count<ExecutionSpace>(A, vectors);
+  const int streams = block_stream_count<ExecutionSpace>(A, vectors, sizeof(T));
   if (streams > 1) {
     concurrent_block_sweep<Semiring>(exec, A, x, y, vectors, launch, streams);
     return;
