@@ -79,10 +79,11 @@ int compress_in_blocks(const Arguments& args, bool progress) {
   auto source = open_column_source(input, ranks > 1);
   if (progress && rank == 0)
     options.progress = [&](const BlockCompressProgress& p) {
-      std::fprintf(stderr, "\rblocks %lld, columns %lld/%lld, %.1f M nonzeros/s, in flight %s   ",
+      // A VCF tells its column count only at its end.
+      const std::string total = p.columns_total >= 0 ? std::to_string(p.columns_total) : "?";
+      std::fprintf(stderr, "\rblocks %lld, columns %lld/%s, %.1f M nonzeros/s, in flight %s   ",
                    static_cast<long long>(p.blocks_done), static_cast<long long>(p.columns_done),
-                   static_cast<long long>(p.columns_total),
-                   p.seconds > 0 ? p.nonzeros_done / p.seconds / 1e6 : 0.0,
+                   total.c_str(), p.seconds > 0 ? p.nonzeros_done / p.seconds / 1e6 : 0.0,
                    megabytes(static_cast<double>(p.bytes_in_flight)).c_str());
       std::fflush(stderr);
     };

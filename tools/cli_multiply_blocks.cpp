@@ -59,9 +59,9 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   options.expected_vectors = B;
-  BlockMatrixOptions streaming;
+  BlockMatrixOptions block_options;
   if (args.has("device-memory"))
-    streaming.device_budget_bytes = parse_bytes(args.get("device-memory"), "device-memory");
+    block_options.device_budget_bytes = parse_bytes(args.get("device-memory"), "device-memory");
   Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", g.num_cols(), B), Y("Y", g.num_rows(), B);
   auto Xh = Kokkos::create_mirror_view(X);
   for (std::int64_t i = 0; i < g.num_cols() * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
@@ -76,7 +76,7 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   if (mpi_ranks() > 1) {
 #if KCLA_HAVE_MPI
     D = std::make_unique<DistributedGrammarMatrix<Scalar, memory>>(MPI_COMM_WORLD, g, options,
-                                                                   streaming);
+                                                                   block_options);
     product = [&] { multiply<Semiring>(exec, *D, X, Y); };
     out.device_bytes = D->local().device_bytes();
     out.held_blocks = static_cast<std::int64_t>(D->local().num_held_blocks());
@@ -84,7 +84,7 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
     out.streamed_bytes = D->local().streamed_bytes();
 #endif
   } else {
-    A = std::make_unique<BlockGrammarMatrix<Scalar, memory>>(g, options, streaming);
+    A = std::make_unique<BlockGrammarMatrix<Scalar, memory>>(g, options, block_options);
     product = [&] { multiply<Semiring>(exec, *A, X, Y); };
     out.held_blocks = static_cast<std::int64_t>(A->num_held_blocks());
     out.streamed_blocks = static_cast<std::int64_t>(A->num_streamed_blocks());
@@ -236,7 +236,7 @@ int run_multiply_blocks(const Arguments& args) {
         static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))),
         out.median_seconds * 1e3 / static_cast<double>(B), total_device_bytes / 1e6,
         out.transport.c_str());
-    if (args.has("device-memory"))
+    if (args.has("device-memory") && parse_bytes(args.get("device-memory"), "device-memory") > 0)
       std::printf(
           "streamed: %lld of %lld blocks from host memory through device slots, %.2f MB per "
           "product (%.1f GB/s at the median time)\n",

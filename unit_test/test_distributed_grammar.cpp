@@ -163,4 +163,29 @@ TEST(Distributed, DisagreeingLayoutsFailOnEveryRankAndLeaveNoFile) {
   if (world_rank() == 0) std::filesystem::remove_all(dir);
 }
 
+// A device budget one rank's blocks do not fit: every rank throws (none waits for the
+// failed rank in a product).
+TEST(Distributed, ABudgetOneRankCannotMeetFailsOnEveryRank) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks, one failing";
+  auto gen = shared_rng();
+  const auto a = shared_panel(gen, 30, 600);
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 64;
+  o.threads = 1;
+  const auto share = this_ranks_share(kcla::compress_blocks(source, o));
+  kcla::BlockMatrixOptions tight;
+  if (world_rank() == world_size() - 1) tight.device_budget_bytes = 1;  // this rank fails
+  using matrix = kcla::DistributedGrammarMatrix<float, memory>;
+  if (world_rank() == world_size() - 1) {
+    EXPECT_TRUE(kcla::test::throws_with<kcla::InvalidArgument>(
+        [&] { matrix(MPI_COMM_WORLD, share, kcla::GrammarMatrixOptions(), tight); },
+        {"slots of the largest block"}));
+  } else {
+    EXPECT_TRUE(kcla::test::throws_with<kcla::InvalidArgument>(
+        [&] { matrix(MPI_COMM_WORLD, share, kcla::GrammarMatrixOptions(), tight); },
+        {"another rank"}));
+  }
+}
+
 }  // namespace

@@ -53,10 +53,11 @@ struct BlockMatrixOptions {
   std::int64_t device_budget_bytes = 0;
   /// Slots of the streamed blocks: at least 2 (one being swept while the next arrives).
   int slots = 3;
-  /// Execution space instances the resident blocks' sweeps spread over (each with its own
-  /// workspace and partial result, combined at the end): 0 chooses (several on CUDA for
-  /// products of few vectors, whose block sweeps leave the GPU idle between launches;
-  /// one elsewhere), 1 runs the blocks one after another.
+  /// Execution space instances the blocks' sweeps spread over (each with its own workspace,
+  /// partial result and copy of y, combined at the end): 0 chooses (several on CUDA for
+  /// products of few vectors, whose block sweeps leave the GPU idle between launches, as
+  /// many as the workspace budget allows; one elsewhere), 1 runs the blocks one after
+  /// another. A matrix that streams blocks (out of core) sweeps one after another.
   int streams = 0;
 };
 
@@ -85,6 +86,22 @@ class BlockGrammarMatrix {
     stage(g, options, block_options);
   }
 
+  BlockGrammarMatrix(const BlockGrammarMatrix&) = default;
+  BlockGrammarMatrix(BlockGrammarMatrix&&) = default;
+  ~BlockGrammarMatrix() = default;
+  /// Copy or move: this matrix's blocks go first, while the stream instances their captured
+  /// launch graphs wait on (held by the buffers) still exist.
+  BlockGrammarMatrix& operator=(BlockGrammarMatrix other) {
+    blocks_.clear();
+    layout_ = std::move(other.layout_);
+    block_ids_ = std::move(other.block_ids_);
+    block_options_ = other.block_options_;
+    buffers_ = std::move(other.buffers_);
+    staging_ = std::move(other.staging_);
+    blocks_ = std::move(other.blocks_);
+    return *this;
+  }
+
   std::int64_t num_rows() const { return layout_.num_rows; }
   std::int64_t num_cols() const { return layout_.num_cols; }
   const BlockLayout& layout() const { return layout_; }
@@ -93,8 +110,9 @@ class BlockGrammarMatrix {
   std::size_t num_held_blocks() const { return blocks_.size(); }
   std::int64_t block_id(std::size_t i) const { return block_ids_[i]; }
   const BlockExtent& extent(std::size_t i) const { return layout_.blocks[block_ids_[i]]; }
-  /// Block i's matrix. For a streamed block (resident(i) false) its arrays are a device
-  /// slot that holds the block only during kcla::multiply on this matrix.
+  /// Block i's matrix, valid while this matrix lives (with a device budget its arrays are
+  /// views into memory this matrix owns). For a streamed block (resident(i) false) they
+  /// are a device slot that holds the block only during kcla::multiply on this matrix.
   const GrammarMatrix<Scalar, MemorySpace>& block(std::size_t i) const { return blocks_[i]; }
 
   /// Whether products stream some blocks from host memory (BlockMatrixOptions).
@@ -124,11 +142,16 @@ class BlockGrammarMatrix {
     for (const auto& m : blocks_) b += m.static_bytes();
     return b;
   }
-  /// Device bytes of the shared buffers and the blocks' plans (ticket tables).
+  /// Device bytes of the shared buffers (also the concurrent instances') and the blocks'
+  /// plans (ticket tables).
   std::int64_t plan_bytes() const {
     std::int64_t b = 0;
-    if (buffers_)
+    if (buffers_) {
       b += 8 * static_cast<std::int64_t>(buffers_->workspace.span() + buffers_->partial.span());
+      for (const auto* views :
+           {&buffers_->stream_workspace, &buffers_->stream_partial, &buffers_->stream_y})
+        for (const auto& v : *views) b += 8 * static_cast<std::int64_t>(v.span());
+    }
     for (const auto& m : blocks_) {
       const auto& p = m.plan();
       b += m.plan_bytes() - 8 * static_cast<std::int64_t>(p.workspace.span());  // shared

@@ -203,6 +203,7 @@ class MsBlockSource : public ColumnBlockSource {
   std::int64_t num_cols() const override { return sites_; }
   std::string name() const override { return path_; }
   bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    if (max_cols <= 0) throw InvalidArgument(path_ + ": block width must be positive");
     block = CsrMatrix<double>();
     const std::int64_t width = std::min(max_cols, sites_ - next_);
     if (width <= 0) return false;

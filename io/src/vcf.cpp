@@ -316,6 +316,7 @@ class VcfBlockSource : public ColumnBlockSource {
   std::int64_t num_cols() const override { return -1; }  // known at the end of the file
   std::string name() const override { return path_; }
   bool next_block(std::int64_t max_cols, CsrMatrix<double>& block) override {
+    if (max_cols <= 0) throw InvalidArgument(path_ + ": block width must be positive");
     ColumnEntries entries;
     while (entries.columns() < max_cols && reader_.next_column(samples_, entries, tally_)) {
     }

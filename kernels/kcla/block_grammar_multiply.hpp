@@ -81,9 +81,12 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
   if (buffers.streams_type != std::type_index(typeid(streams_type)) ||
       buffers.streams_count != count) {
     // Graphs captured on the old instances wait on their streams when destroyed: drop
-    // them while the streams live, then the old instances before the new ones are made.
+    // them while the streams live, then the old instances before the new ones are made
+    // (forgotten first, so a failure to make them leaves no stale record).
     for (std::size_t i = 0; i < A.num_held_blocks(); ++i) A.block(i).plan().graph.reset();
     buffers.streams.reset();
+    buffers.streams_type = std::type_index(typeid(void));
+    buffers.streams_count = 0;
     buffers.streams = std::make_shared<streams_type>(exec, count);
     buffers.streams_type = std::type_index(typeid(streams_type));
     buffers.streams_count = count;
@@ -155,14 +158,13 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
 }
 
 /// The product over the held blocks on raw vector-innermost arrays (x: num_cols x B, y:
-/// num_rows x B).
+/// num_rows x B), the blocks spread over `streams` instances (block_stream_count).
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
 void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, MemorySpace>& A,
                  const typename Semiring::value_type* x, typename Semiring::value_type* y,
-                 std::int64_t vectors, SweepLaunch launch) {
+                 std::int64_t vectors, SweepLaunch launch, int streams) {
   using T = typename Semiring::value_type;
   using policy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
-  const int streams = block_stream_count<ExecutionSpace>(A, vectors, sizeof(T));
   if (streams > 1) {
     concurrent_block_sweep<Semiring>(exec, A, x, y, vectors, launch, streams);
     return;
@@ -332,15 +334,19 @@ void multiply(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Memor
   std::int64_t chunk = vectors;
   for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
     chunk = std::min(chunk, detail::vectors_per_chunk(A.block(i), vectors, sizeof(value_type)));
+  // Decided once for every chunk: a narrower last chunk keeps the instances (and the
+  // graphs captured on them).
+  const int streams =
+      detail::block_stream_count<ExecutionSpace>(A, std::min(chunk, vectors), sizeof(value_type));
   if (chunk >= vectors) {
-    detail::block_sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
+    detail::block_sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch, streams);
     return;
   }
   auto& buffers = A.buffers();
   detail::in_vector_chunks<value_type>(
       exec, x.data(), y.data(), A.num_cols(), A.num_rows(), vectors, chunk, buffers.chunk_x,
       buffers.chunk_y, [&](const value_type* xc, value_type* yc, std::int64_t width) {
-        detail::block_sweep<semiring>(exec, A, xc, yc, width, launch);
+        detail::block_sweep<semiring>(exec, A, xc, yc, width, launch, streams);
       });
 }
 

@@ -22,6 +22,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <string>
 
 namespace kcla {
@@ -30,16 +31,18 @@ template <class Scalar, class MemorySpace = Kokkos::DefaultExecutionSpace::memor
 class DistributedGrammarMatrix {
  public:
   /// Collective: each rank reads its own blocks of a block grammar file.
-  /// `streaming` bounds each rank's device memory for its blocks (BlockMatrixOptions).
+  /// `block_options` applies to each rank's blocks (a device budget is per rank). Every
+  /// rank throws when any rank cannot hold its blocks.
   DistributedGrammarMatrix(MPI_Comm comm, const std::string& path,
                            const GrammarMatrixOptions& options = {},
-                           const BlockMatrixOptions& streaming = {})
-      : DistributedGrammarMatrix(comm, read_block_grammar_hdf5(comm, path), options, streaming) {}
+                           const BlockMatrixOptions& block_options = {})
+      : DistributedGrammarMatrix(comm, read_block_grammar_hdf5(comm, path), options,
+                                 block_options) {}
   /// From this rank's share (the same layout on every rank).
   DistributedGrammarMatrix(MPI_Comm comm, const BlockGrammar& share,
                            const GrammarMatrixOptions& options = {},
-                           const BlockMatrixOptions& streaming = {})
-      : comm_(comm), local_(share, options, streaming) {
+                           const BlockMatrixOptions& block_options = {})
+      : comm_(comm), local_(local_share(comm, share, options, block_options)) {
     MPI_Comm_rank(comm, &rank_);
     MPI_Comm_size(comm, &ranks_);
   }
@@ -55,6 +58,28 @@ class DistributedGrammarMatrix {
   void set_last_transport(MpiTransport t) const { transport_ = t; }
 
  private:
+  // A rank that cannot hold its blocks (a device budget they do not fit) makes every rank
+  // throw: the others would otherwise wait for it in the first product's allreduce.
+  static BlockGrammarMatrix<Scalar, MemorySpace> local_share(
+      MPI_Comm comm, const BlockGrammar& share, const GrammarMatrixOptions& options,
+      const BlockMatrixOptions& block_options) {
+    BlockGrammarMatrix<Scalar, MemorySpace> local;
+    std::exception_ptr error;
+    try {
+      local = BlockGrammarMatrix<Scalar, MemorySpace>(share, options, block_options);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    const int failed = error ? 1 : 0;
+    int any = 0;
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, comm);
+    if (error) std::rethrow_exception(error);
+    if (any)
+      throw InvalidArgument(
+          "DistributedGrammarMatrix: another rank could not hold its blocks (its error says why)");
+    return local;
+  }
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, ranks_ = 1;
   BlockGrammarMatrix<Scalar, MemorySpace> local_;
