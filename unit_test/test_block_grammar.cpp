@@ -696,4 +696,33 @@ TEST(ConcurrentBlocks, AlternatingVectorCountsKeepTheProduct) {
   }
 }
 
+// Streamed blocks spread over instances: each waits for its copy on the instance that
+// sweeps it, each slot is refilled after its sweep, whatever instance ran it.
+TEST(ConcurrentBlocks, StreamedBlocksOverInstances) {
+  auto gen = kcla::test::rng();
+  const auto columns = column_blocked(panel(gen, 45, 900), 100);
+  const auto tiles = tiled(kcla::test::random_csr(gen, 37, 80, 0.3, 2));
+  for (const auto* bg : {&columns, &tiles}) {
+    const auto bytes = image_bytes<double>(*bg);
+    const std::int64_t largest = *std::max_element(bytes.begin(), bytes.end());
+    std::int64_t total = 0;
+    for (auto b : bytes) total += b;
+    for (int slots : {2, 3})
+      for (int streams : {2, 3, 5}) {
+        if (slots * largest >= total) continue;  // all would fit: nothing streamed
+        kcla::BlockMatrixOptions o;
+        o.slots = slots;
+        o.streams = streams;
+        o.device_budget_bytes = slots * largest;  // every block streamed
+        kcla::BlockGrammarMatrix<double, memory> A(*bg, {}, o);
+        ASSERT_EQ(A.num_streamed_blocks(), bg->grammars.size());
+        for (std::int64_t B : {1, 3}) {
+          check_blocks<kcla::PlusTimes<double>>(*bg, B, 1e-12, kcla::SweepSchedule::automatic, gen,
+                                                o);
+          check_blocks<kcla::MinPlus<double>>(*bg, B, 0, kcla::SweepSchedule::automatic, gen, o);
+        }
+      }
+  }
+}
+
 }  // namespace

@@ -57,7 +57,7 @@ struct BlockMatrixOptions {
   /// partial result and copy of y, combined at the end): 0 chooses (several on CUDA for
   /// products of few vectors, whose block sweeps leave the GPU idle between launches, as
   /// many as the workspace budget allows; one elsewhere), 1 runs the blocks one after
-  /// another. A matrix that streams blocks (out of core) sweeps one after another.
+  /// another. Streamed blocks (out of core) spread too, as far as the slots allow.
   int streams = 0;
 };
 

@@ -33,6 +33,23 @@ namespace kcla {
 
 namespace detail {
 
+/// The order a product sweeps the held blocks in: resident blocks (the first one spanning
+/// every row in front), then the streamed ones in their staging order, whose first copies
+/// the resident sweeps cover.
+template <class Scalar, class MemorySpace>
+std::vector<std::size_t> block_order(const BlockGrammarMatrix<Scalar, MemorySpace>& A) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
+    if (A.resident(i)) order.push_back(i);
+  const auto spanning = std::find_if(order.begin(), order.end(), [&](std::size_t i) {
+    return A.extent(i).rows() == A.num_rows();
+  });
+  if (spanning != order.end()) std::rotate(order.begin(), spanning, spanning + 1);
+  if (A.staging())
+    order.insert(order.end(), A.staging()->streamed.begin(), A.staging()->streamed.end());
+  return order;
+}
+
 /// Products of at most this many vectors spread their block sweeps over
 /// kConcurrentBlockStreams instances when BlockMatrixOptions::streams is 0 and the back end
 /// has instances of its own (CUDA): a block's sweep at few vectors is a chain of short
@@ -45,7 +62,7 @@ constexpr int kConcurrentBlockStreams = 8;
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                        std::size_t value_bytes) {
-  if (A.streamed() || A.num_held_blocks() < 2) return 1;
+  if (A.num_held_blocks() < 2) return 1;
   int wanted = A.block_options().streams;
   if (wanted == 0) {
     wanted = BlockStreams<ExecutionSpace>::concurrent && vectors <= kConcurrentMaxVectors
@@ -64,10 +81,11 @@ int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::in
                                                 std::max<std::size_t>(1, A.num_held_blocks())));
 }
 
-/// The product over resident blocks spread over `count` instances: block i runs on instance
-/// i mod count with that instance's workspace and partial buffer, accumulating into the
-/// instance's own copy of y (the first instance's is y itself); the copies are combined on
-/// `exec` once every instance is done.
+/// The product spread over `count` instances: the block at position p of block_order runs
+/// on instance p mod count with that instance's workspace and partial buffer, accumulating
+/// into the instance's own copy of y (the first instance's is y itself); the copies are
+/// combined on `exec` once every instance is done. Streamed blocks wait for their copies on
+/// the instance that sweeps them.
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
 void concurrent_block_sweep(const ExecutionSpace& exec,
                             const BlockGrammarMatrix<Scalar, MemorySpace>& A,
@@ -112,24 +130,29 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
       accumulator[s] =
           chunk_buffer<T>(buffers.stream_y[s], rows * vectors, "kcla::block_grammar::stream_y");
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    auto& plan = A.block(i).plan();
-    const auto& workspace = buffers.stream_workspace[i % count];
+  const std::vector<std::size_t> order = block_order(A);
+  for (std::size_t position = 0; position < n; ++position) {
+    auto& plan = A.block(order[position]).plan();
+    const auto& workspace = buffers.stream_workspace[position % count];
     if (plan.workspace.data() != workspace.data()) {
       plan.workspace = workspace;
       plan.graph.reset();  // a captured graph names the old workspace
     }
   }
   std::vector<bool> started(count, false);
+  BlockStreamWalk<ExecutionSpace, MemorySpace> walk(exec, A.staging());
   streams.fork(exec);
-  for (std::size_t i = 0; i < n; ++i) {
-    const int s = static_cast<int>(i % count);
+  for (std::size_t position = 0; position < n; ++position) {
+    const std::size_t i = order[position];
+    const int s = static_cast<int>(position % count);
     const auto instance = streams.instance(exec, s);
     const auto& e = A.extent(i);
     const T* xb = x + e.col_begin * vectors;
     T* target = accumulator[s];
     if (!started[s] && e.rows() == rows) {
+      walk.before(instance, i);
       sweep<Semiring>(instance, A.block(i), xb, target, vectors, launch);
+      walk.after(instance, i);
       started[s] = true;
       continue;
     }
@@ -140,7 +163,9 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
       started[s] = true;
     }
     T* out = partial[s];
+    walk.before(instance, i);
     sweep<Semiring>(instance, A.block(i), xb, out, vectors, launch);
+    walk.after(instance, i);
     T* rows_of_block = target + e.row_begin * vectors;
     Kokkos::parallel_for(
         "kcla::block_grammar::combine", policy(instance, 0, e.rows() * vectors),
@@ -186,25 +211,15 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
       plan.graph.reset();  // a captured graph names the old workspace
     }
   }
-  // Product order: resident blocks (the first one spanning every row in front), then the
-  // streamed ones in their staging order, whose first copies the resident sweeps cover.
   const std::size_t n = A.num_held_blocks();
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < n; ++i)
-    if (A.resident(i)) order.push_back(i);
-  const auto spanning = std::find_if(order.begin(), order.end(), [&](std::size_t i) {
-    return A.extent(i).rows() == A.num_rows();
-  });
-  if (spanning != order.end()) std::rotate(order.begin(), spanning, spanning + 1);
-  if (A.staging())
-    order.insert(order.end(), A.staging()->streamed.begin(), A.staging()->streamed.end());
+  const std::vector<std::size_t> order = block_order(A);
   // The first block, when it spans every row, writes y directly; y starts as zero otherwise.
   const bool direct = n > 0 && A.extent(order[0]).rows() == A.num_rows();
   BlockStreamWalk<ExecutionSpace, MemorySpace> walk(exec, A.staging());
   auto sweep_block = [&](std::size_t i, T* out) {
-    walk.before(i);
+    walk.before(exec, i);
     sweep<Semiring>(exec, A.block(i), x + A.extent(i).col_begin * vectors, out, vectors, launch);
-    walk.after(i);
+    walk.after(exec, i);
   };
   if (direct) {
     sweep_block(order[0], y);

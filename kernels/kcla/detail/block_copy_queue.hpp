@@ -81,7 +81,8 @@ class BlockCopyQueue<Kokkos::Cuda, MemorySpace> {
 /// One product's walk over the streamed blocks of a staged matrix (no-op for anything else):
 /// the first `slots` copies are issued at the start; once the sweep of the j-th streamed
 /// block is issued, its slot is refilled with block j + slots. Streamed blocks must be
-/// swept in staging->streamed order.
+/// swept in staging->streamed order (issued in that order; the sweeps may run on several
+/// instances: events order each against its copy and its slot's next copy).
 template <class ExecutionSpace, class MemorySpace>
 class BlockStreamWalk {
  public:
@@ -99,17 +100,18 @@ class BlockStreamWalk {
     for (std::size_t j = 0; j < first; ++j) issue(j);
   }
 
-  /// Before block i's sweep: the sweep waits for its copy.
-  void before(std::size_t i) {
+  /// Before block i's sweep on `on` (the product's instance, or one of the instances the
+  /// blocks spread over): the sweep waits for its copy.
+  void before(const ExecutionSpace& on, std::size_t i) {
     if (!streamed(i)) return;
     if (next_ >= staging_->streamed.size() || staging_->streamed[next_] != i)
       throw BackendError("kcla::multiply: streamed blocks swept out of their staging order");
-    queue_->wait_copied(exec_, staging_->slot_of[i]);
+    queue_->wait_copied(on, staging_->slot_of[i]);
   }
-  /// After block i's sweep was issued: its slot takes the block `slots` places later.
-  void after(std::size_t i) {
+  /// After block i's sweep was issued to `on`: its slot takes the block `slots` places later.
+  void after(const ExecutionSpace& on, std::size_t i) {
     if (!streamed(i)) return;
-    queue_->release(exec_, staging_->slot_of[i]);
+    queue_->release(on, staging_->slot_of[i]);
     const std::size_t refill = next_++ + static_cast<std::size_t>(staging_->slots);
     if (refill < staging_->streamed.size()) issue(refill);
   }
