@@ -170,10 +170,9 @@ double median_seconds(int repeat, F&& product) {
 
 }  // namespace
 
-// The out-of-core product next to the resident one (time t, result Yh) and the streamed
-// blocks' copies alone, one after another on one stream as the product issues them. Out of
-// core the blocks are swept one after another: the overlap is measured against the
-// resident product on one instance (t_one) when it was timed, else against t.
+// The out-of-core product next to the resident one (time t, result Yh; the same automatic
+// instance count) and the streamed blocks' copies alone, one after another on one stream as
+// the product issues them; the resident product on one instance (t_one) when timed.
 template <class XView, class YHost>
 void streamed_product(const kcla::BlockGrammarMatrix<float, memory>& S, const XView& X,
                       const YHost& Yh, double t, double t_one, int repeat) {
@@ -204,17 +203,15 @@ void streamed_product(const kcla::BlockGrammarMatrix<float, memory>& S, const XV
     num += d * d;
     den += double(Yh.data()[k]) * Yh.data()[k];
   }
-  const double sweeps = t_one > 0 ? t_one : t;
   char one[32] = "not timed";
   if (t_one > 0) std::snprintf(one, sizeof one, "%.3f ms", t_one * 1e3);
-  const double overlap = tc > 0 ? (tc + sweeps - ts) / std::min(tc, sweeps) : 0;
+  const double overlap = tc > 0 ? (tc + t - ts) / std::min(tc, t) : 0;
   std::printf(
       "  out of core B=%lld: %.3f ms per product (resident %.3f ms, %.2fx; one instance %s); "
-      "streamed copies alone %.3f ms (%.1f GB/s); overlap achieved %.0f%% (against %s); %.1f "
-      "GB/s streamed at the product's time; agrees with the resident product to %.1e\n",
+      "streamed copies alone %.3f ms (%.1f GB/s); overlap achieved %.0f%%; %.1f GB/s streamed "
+      "at the product's time; agrees with the resident product to %.1e\n",
       static_cast<long long>(B), ts * 1e3, t * 1e3, ts / t, one, tc * 1e3,
-      tc > 0 ? S.streamed_bytes() / tc / 1e9 : 0.0, 100 * overlap,
-      t_one > 0 ? "one instance" : "the resident product", S.streamed_bytes() / ts / 1e9,
+      tc > 0 ? S.streamed_bytes() / tc / 1e9 : 0.0, 100 * overlap, S.streamed_bytes() / ts / 1e9,
       std::sqrt(num / std::max(den, 1e-300)));
 }
 
