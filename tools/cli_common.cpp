@@ -2,6 +2,7 @@
 
 #include <kcla/block_compress.hpp>
 #include <kcla/hdf5_grammar.hpp>
+#include <kcla/matrix_market.hpp>
 #include <kcla/mm_repair.hpp>
 #include <kcla/ms_format.hpp>
 #include <kcla/plink.hpp>
@@ -161,6 +162,10 @@ class WholeMatrixSource : public ColumnBlockSource {
   CsrColumnBlockSource blocks_;
 };
 
+// What reading a Matrix Market file whole holds per declared entry: the coordinate triple
+// (and its mirror) while reading, then the CSR.
+constexpr std::int64_t kMatrixMarketBytesPerEntry = 48;
+
 bool has_suffix(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -169,7 +174,8 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
-                                                      bool ranks_split_columns) {
+                                                      bool ranks_split_columns,
+                                                      std::int64_t memory_limit_bytes) {
   namespace fs = std::filesystem;
   const auto base = plink_base_name(path);
   if ((has_suffix(path, ".bed") || has_suffix(path, ".bim") || has_suffix(path, ".fam") ||
@@ -179,6 +185,12 @@ std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
   if (is_vcf_file_name(path) && !ranks_split_columns) return open_vcf_blocks(path);
   if ((has_suffix(path, ".ms") || has_suffix(path, ".scrm")) && fs::is_regular_file(path))
     return open_ms_blocks(path);
+  if (has_suffix(path, ".mtx") && fs::is_regular_file(path) && memory_limit_bytes > 0) {
+    // Read whole (one pass) when the entries fit the budget; else one pass per block.
+    std::int64_t declared = 0;
+    auto blocks = open_matrix_market_blocks(path, &declared);
+    if (declared > memory_limit_bytes / kMatrixMarketBytesPerEntry) return blocks;
+  }
   return std::make_unique<WholeMatrixSource>(read_sparse_matrix(path), path);
 }
 

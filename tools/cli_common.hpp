@@ -51,10 +51,12 @@ Grammar load_grammar(const std::string& path, const Arguments& args, bool show_p
 
 /// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed,
 /// ms/scrm output by site ranges of each haplotype line, VCF/BCF record by record (unless
-/// `ranks_split_columns`: ranks need the column count first, which a VCF tells only at its end);
-/// other formats are read whole first.
+/// `ranks_split_columns`: ranks need the column count first, which a VCF tells only at its
+/// end), Matrix Market one pass per block when reading it whole would not fit
+/// `memory_limit_bytes` (0: read whole); other formats are read whole first.
 std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
-                                                      bool ranks_split_columns = false);
+                                                      bool ranks_split_columns = false,
+                                                      std::int64_t memory_limit_bytes = 0);
 
 /// "512M", "8G", "1.5T", "1000000" (bytes); UsageError naming `option` otherwise.
 std::int64_t parse_bytes(const std::string& text, const std::string& option);

@@ -76,7 +76,7 @@ int compress_in_blocks(const Arguments& args, bool progress) {
                                    : static_cast<std::int64_t>(detail::physical_memory_bytes() / 2 /
                                                                static_cast<unsigned>(ranks));
   const auto start = std::chrono::steady_clock::now();
-  auto source = open_column_source(input, ranks > 1);
+  auto source = open_column_source(input, ranks > 1, options.memory_limit_bytes);
   if (progress && rank == 0)
     options.progress = [&](const BlockCompressProgress& p) {
       // A VCF tells its column count only at its end.

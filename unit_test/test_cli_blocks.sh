@@ -51,10 +51,15 @@ for s in plus_times boolean min_plus; do
   run 0 "$kcla" multiply blocks.h5 --semiring "$s" --batch 4 --verify --repeat 1
   has out.txt "OK"
 done
+# A memory limit that reading the file whole would not fit: one pass per block.
+run 0 "$kcla" compress m.mtx -o passes.h5 --block-cols 7 --memory-limit 20K --quiet
+has out.txt "6 blocks of 7 columns"
 seq 1 40 | awk '{print ($1 % 5) - 2}' > x.txt
 run 0 "$kcla" multiply single.h5 --x x.txt -o y_single.txt --repeat 1
 run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_blocks.txt --repeat 1
 cmp -s y_single.txt y_blocks.txt || fail "block and single grammar give different y"
+run 0 "$kcla" multiply passes.h5 --x x.txt -o y_passes.txt --repeat 1
+cmp -s y_blocks.txt y_passes.txt || fail "Matrix Market read in passes gives another y"
 
 # --- out of core: a device budget below the blocks' arrays streams some of them ----------
 run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_streamed.txt --repeat 2 --device-memory 8K

@@ -1,5 +1,6 @@
 // Matrix Market: round trips on random matrices, hand-written files with known content,
 // and every error the reader promises.
+#include <kcla/block_grammar.hpp>
 #include <kcla/matrix_market.hpp>
 
 #include <gtest/gtest.h>
@@ -260,6 +261,80 @@ TEST(MatrixMarketRealData, PgpStrong2009) {
   double edges = 0;
   for (double v : a.values) edges += v;
   EXPECT_EQ(edges, 301498.0);
+}
+
+// Blocks, each a pass over the whole file: read_matrix_market's matrix for unsorted,
+// duplicated, symmetric, skew-symmetric, pattern and integer files and any width; a fault
+// in an entry surfaces from the pass that meets it.
+TEST(MatrixMarket, BlocksGiveTheMatrixReadWholeGives) {
+  kcla::test::TempDir tmp;
+  auto gen = kcla::test::rng();
+  auto random_file = [&](const std::string& name, const char* field, const char* symmetry, int n,
+                         int entries) {
+    std::string t = std::string("%%MatrixMarket matrix coordinate ") + field + " " + symmetry +
+                    "\n% a comment\n" + std::to_string(n) + " " +
+                    std::to_string(std::string(symmetry) == "general" ? n + 3 : n) + " " +
+                    std::to_string(entries) + "\n";
+    const int cols = std::string(symmetry) == "general" ? n + 3 : n;
+    for (int k = 0; k < entries; ++k) {
+      int i = 1 + static_cast<int>(gen() % n), j = 1 + static_cast<int>(gen() % cols);
+      if (std::string(symmetry) != "general" && j > i) std::swap(i, j);  // lower triangle
+      if (std::string(symmetry) == "skew-symmetric" && i == j) i = i % n + 1, j = 1;
+      if (std::string(symmetry) == "skew-symmetric" && i <= j) std::swap(i, j);
+      if (std::string(symmetry) == "skew-symmetric" && i == j) continue;
+      t += std::to_string(i) + " " + std::to_string(j);
+      if (std::string(field) == "real")
+        t += " " + std::to_string(static_cast<int>(gen() % 9) - 4) + ".5";
+      if (std::string(field) == "integer") t += " " + std::to_string(static_cast<int>(gen() % 5));
+      t += "\n";
+    }
+    return tmp.write(name, t);
+  };
+  std::vector<std::string> files = {
+      random_file("g.mtx", "real", "general", 23, 140),
+      random_file("i.mtx", "integer", "general", 17, 90),  // zeros and duplicates
+      random_file("p.mtx", "pattern", "general", 19, 60),
+      random_file("s.mtx", "real", "symmetric", 21, 80),
+  };
+  // Skew-symmetric: strictly lower entries only.
+  std::string skew =
+      "%%MatrixMarket matrix coordinate real skew-symmetric\n5 5 3\n2 1 1.5\n4 2 -2\n5 3 3\n";
+  files.push_back(tmp.write("k.mtx", skew));
+  for (const auto& path : files) {
+    const auto whole = kcla::read_matrix_market(path);
+    for (std::int64_t width : {1, 3, 7, 1000}) {
+      std::int64_t declared = -1;
+      auto source = kcla::open_matrix_market_blocks(path, &declared);
+      EXPECT_GE(declared, 0);
+      EXPECT_EQ(source->num_rows(), whole.num_rows);
+      EXPECT_EQ(source->num_cols(), whole.num_cols);
+      kcla::CsrMatrix<double> block;
+      std::int64_t at = 0;
+      while (source->next_block(width, block)) {
+        EXPECT_TRUE(
+            kcla::test::csr_equal(block, kcla::column_slice(whole, at, at + block.num_cols)))
+            << path << " width " << width << " at " << at;
+        at += block.num_cols;
+      }
+      EXPECT_EQ(at, whole.num_cols) << path;
+    }
+    auto source = kcla::open_matrix_market_blocks(path);
+    source->skip_columns(whole.num_cols - 2);
+    kcla::CsrMatrix<double> last;
+    ASSERT_TRUE(source->next_block(10, last));
+    EXPECT_TRUE(
+        kcla::test::csr_equal(last, kcla::column_slice(whole, whole.num_cols - 2, whole.num_cols)));
+    EXPECT_THROW(source->next_block(0, last), kcla::InvalidArgument);
+  }
+  // A bad entry: the header reads, the pass that meets it fails naming the line.
+  const auto bad =
+      tmp.write("bad.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n2 x 1\n");
+  auto source = kcla::open_matrix_market_blocks(bad);
+  kcla::CsrMatrix<double> block;
+  EXPECT_TRUE(kcla::test::throws_with<kcla::FormatError>([&] { source->next_block(2, block); },
+                                                         {"bad.mtx", "line 4"}));
+  EXPECT_THROW(kcla::open_matrix_market_blocks(tmp.write("banner.mtx", "hello\n")),
+               kcla::FormatError);
 }
 
 }  // namespace
