@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <string>
@@ -160,8 +161,10 @@ std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
 
 const std::vector<PackedKernel>& all_kernels() {
   static const std::vector<PackedKernel> k = {
-      PackedKernel::automatic, PackedKernel::tables,      PackedKernel::quad_tables,
-      PackedKernel::tiles,     PackedKernel::host_blocks, PackedKernel::tensor_cores};
+      PackedKernel::automatic,        PackedKernel::tables,
+      PackedKernel::quad_tables,      PackedKernel::tiles,
+      PackedKernel::host_blocks,      PackedKernel::tensor_cores,
+      PackedKernel::int8_tensor_cores};
   return k;
 }
 
@@ -177,6 +180,8 @@ const char* name(PackedKernel k) {
       return "host_blocks";
     case PackedKernel::tensor_cores:
       return "tensor_cores";
+    case PackedKernel::int8_tensor_cores:
+      return "int8_tensor_cores";
     default:
       return "automatic";
   }
@@ -462,6 +467,174 @@ TEST(PackedTensorCores, RunWhereTheGpuHasThem) {
   EXPECT_FALSE(kcla::detail::packed_tensor_cores_available(exec(), Gf)) << "host spaces never";
 }
 
+// ---- integer tensor-core kernel: one warp's step emulated on the host ---------------------
+
+TEST(PackedInt8TensorCores, CountsFollowTheCodes) {
+  auto gen = kcla::test::rng();
+  for (int trial = 0; trial < 200; ++trial) {
+    const auto w = static_cast<std::uint32_t>(gen());
+    const auto a1 = kcla::detail::packed_imma_counts<false>(w);
+    const auto a2 = kcla::detail::packed_imma_counts<true>(w);
+    for (int i = 0; i < 16; ++i) {
+      const auto code = (w >> (2 * i)) & 3u;
+      EXPECT_EQ((a1 >> (2 * i)) & 3u, kcla::allele_counts_of_codes(CountedAllele::a1)[code]);
+      EXPECT_EQ((a2 >> (2 * i)) & 3u, kcla::allele_counts_of_codes(CountedAllele::a2)[code]);
+    }
+  }
+}
+
+TEST(PackedInt8TensorCores, TransposeAndDigits) {
+  const std::uint32_t in[4] = {0x03020100u, 0x13121110u, 0x23222120u, 0x33323130u};
+  std::uint32_t out[4];
+  kcla::detail::packed_imma_transpose(in, out);
+  EXPECT_EQ(out[0], 0x30201000u);
+  EXPECT_EQ(out[1], 0x31211101u);
+  EXPECT_EQ(out[2], 0x32221202u);
+  EXPECT_EQ(out[3], 0x33231303u);
+  auto gen = kcla::test::rng();
+  std::uniform_int_distribution<std::int32_t> value(-(1 << 30), 1 << 30);
+  for (int trial = 0; trial < 1000; ++trial) {
+    const std::int32_t v = trial == 0 ? (1 << 30) : trial == 1 ? -(1 << 30) : value(gen);
+    std::int8_t d[4];
+    kcla::detail::packed_imma_digits(v, d);
+    const std::int64_t back = d[0] + 256LL * d[1] + 65536LL * d[2] + 16777216LL * d[3];
+    EXPECT_EQ(back, v);
+  }
+  EXPECT_EQ(kcla::detail::packed_imma_exponent(0.0f), 0);
+  EXPECT_EQ(kcla::detail::packed_imma_exponent(1.0f), 29);  // 1 -> 2^29
+  EXPECT_EQ(kcla::detail::packed_imma_exponent(0.75f), 30);
+}
+
+// One step of one warp as the GPU runs it: every lane's A registers from its words and B
+// registers from the team's fragment bytes, the 8 m16n8k32 products assembled from those
+// registers by PTX's fragment layout (A: rows g and g + 8, k = 4 q + i and 16 + 4 q + i;
+// B: k likewise, column g; D: rows g and g + 8, columns 2 q and 2 q + 1), each row's sum
+// recombined from the lanes' D registers and scaled as the kernel's epilogue does, against
+// the plain product of the 128 samples x 32 variants.
+template <bool CountA2>
+void check_emulated_warp_step(std::mt19937_64& gen) {
+  namespace d = kcla::detail;
+  const auto counts = kcla::allele_counts_of_codes(CountA2 ? CountedAllele::a2 : CountedAllele::a1);
+  std::uint32_t words[32][8];  // [variant][word of 16 samples]
+  for (auto& row : words)
+    for (auto& w : row) w = static_cast<std::uint32_t>(gen());
+  std::normal_distribution<float> normal;
+  float x[32];
+  float most = 0.0f;
+  for (auto& v : x) {
+    v = normal(gen);
+    most = std::max(most, std::abs(v));
+  }
+  const int e = d::packed_imma_exponent(most);
+  unsigned char fragments[128] = {};
+  for (int k = 0; k < 32; ++k) {
+    std::int8_t digits[4];
+    d::packed_imma_digits(static_cast<std::int32_t>(std::nearbyint(std::ldexp(x[k], e))), digits);
+    for (int n = 0; n < 4; ++n)
+      fragments[d::packed_imma_fragment_byte(0, n, k)] = static_cast<unsigned char>(digits[n]);
+  }
+  std::int64_t A[8][16][32] = {}, B[32][8] = {};
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    std::uint32_t u[8], x4[4], y4[4];
+    for (int i = 0; i < 4; ++i) {
+      u[i] = d::packed_imma_counts<CountA2>(words[4 * q + i][g]);
+      u[4 + i] = d::packed_imma_counts<CountA2>(words[16 + 4 * q + i][g]);
+    }
+    d::packed_imma_transpose(u, x4);
+    d::packed_imma_transpose(u + 4, y4);
+    for (int t = 0; t < 8; ++t)
+      for (int r = 0; r < 4; ++r) {
+        const std::uint32_t a = d::packed_imma_register(x4, y4, t, r);
+        for (int i = 0; i < 4; ++i)
+          A[t][r & 1 ? g + 8 : g][(r < 2 ? 0 : 16) + 4 * q + i] = (a >> (8 * i)) & 255u;
+      }
+    std::uint32_t b[2] = {0u, 0u};
+    if (g < 4) std::memcpy(b, fragments + 8 * (4 * g + q), 8);
+    for (int r = 0; r < 2; ++r)
+      for (int i = 0; i < 4; ++i)
+        B[16 * r + 4 * q + i][g] = static_cast<std::int8_t>((b[r] >> (8 * i)) & 255u);
+  }
+  for (int t = 0; t < 8; ++t) {
+    std::int64_t D[16][8] = {};
+    for (int row = 0; row < 16; ++row)
+      for (int n = 0; n < 8; ++n)
+        for (int k = 0; k < 32; ++k) D[row][n] += A[t][row][k] * B[k][n];
+    for (int g = 0; g < 8; ++g) {
+      long long share[4][2];  // lanes q of group g: rows g and g + 8
+      for (int q = 0; q < 4; ++q) {
+        const int c[4] = {static_cast<int>(D[g][2 * q]), static_cast<int>(D[g][2 * q + 1]),
+                          static_cast<int>(D[g + 8][2 * q]), static_cast<int>(D[g + 8][2 * q + 1])};
+        share[q][0] = d::packed_imma_row_share(c, q, false);
+        share[q][1] = d::packed_imma_row_share(c, q, true);
+      }
+      for (const bool high : {false, true}) {
+        const long long total = share[0][high] + share[1][high];  // the exchange q ^ 1
+        const int j = d::packed_imma_sample(t, high);
+        const double got = std::ldexp(static_cast<double>(total), -e - 2 * (j & 3));
+        double want = 0.0, magnitude = 0.0;
+        for (int k = 0; k < 32; ++k) {
+          const auto count = counts[(words[k][g] >> (2 * j)) & 3u];
+          want += count * static_cast<double>(x[k]);
+          magnitude += count * std::abs(static_cast<double>(x[k]));
+        }
+        // each term's x is rounded to a multiple of 2^-e (<= 2^-30 of the largest |x|)
+        EXPECT_NEAR(got, want, 64 * std::ldexp(most, -30) + 1e-12 * magnitude)
+            << "word " << g << " sample " << j;
+        EXPECT_EQ(share[2][high] + share[3][high], 0);
+      }
+    }
+  }
+}
+
+TEST(PackedInt8TensorCores, EmulatedWarpStepGivesTheProduct) {
+  SCOPED_TRACE(seed_note());
+  auto gen = kcla::test::rng();
+  for (int trial = 0; trial < 20; ++trial) {
+    check_emulated_warp_step<false>(gen);
+    check_emulated_warp_step<true>(gen);
+  }
+}
+
+TEST(PackedInt8TensorCores, PlanCoversEverySampleAndStep) {
+  using functor =
+      kcla::detail::PackedInt8TensorCoreFunctor<Kokkos::DefaultHostExecutionSpace, false>;
+  kcla::PackedGenotypeTuning tuning;
+  for (const std::int64_t words : {1, 7, 8, 9, 28, 157, 313, 3000})
+    for (const std::int64_t variants : {1, 31, 33, 1000, 358499, 300000000})
+      for (const std::int64_t concurrency : {1, 270336}) {
+        const auto plan =
+            kcla::detail::packed_int8_tensor_core_plan(words, variants, concurrency, tuning);
+        EXPECT_GE(plan.sample_blocks * functor::words_per_warp, words);
+        EXPECT_GE(plan.team_groups * plan.block_warps, plan.sample_blocks);
+        EXPECT_LT((plan.team_groups - 1) * plan.block_warps, plan.sample_blocks);  // none idle
+        EXPECT_LE(plan.block_warps, functor::max_team_warps);
+        EXPECT_LE(plan.chunk_steps, functor::max_chunk_steps);
+        EXPECT_GE(plan.num_chunks * plan.chunk_steps * functor::step_variants, variants);
+        EXPECT_LT((plan.num_chunks - 1) * plan.chunk_steps, plan.num_steps);  // no empty team
+      }
+}
+
+TEST(PackedInt8TensorCores, RunWhereTheGpuHasThem) {
+  auto gen = kcla::test::rng();
+  const auto panel = random_panel(gen, 20, 30);
+  using exec = Kokkos::DefaultExecutionSpace;
+  const kcla::PackedGenotypeMatrix<float, exec::memory_space> Gf(panel.packed);
+  const kcla::PackedGenotypeMatrix<double, exec::memory_space> Gd(panel.packed);
+  EXPECT_FALSE(kcla::detail::packed_int8_tensor_cores_available(exec(), Gd)) << "double never";
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<exec, Kokkos::Cuda>::value) {
+    int major = 0;
+    ASSERT_EQ(
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, exec().cuda_device()),
+        cudaSuccess);
+    EXPECT_EQ(kcla::detail::packed_int8_tensor_cores_available(exec(), Gf), major >= 8);
+    return;
+  }
+#endif
+  EXPECT_FALSE(kcla::detail::packed_int8_tensor_cores_available(exec(), Gf)) << "host spaces never";
+}
+
 TEST(PackedMultiply, BatchedMatchesCsrReference) {
   SCOPED_TRACE(seed_note());
   auto gen = kcla::test::rng();
@@ -677,8 +850,8 @@ void check_real_fileset(const std::string& name, std::int64_t samples, std::int6
   // One vector through the table and host kernels; a few vectors through each batched
   // path. The tile kernel (a GPU design, slow on a host) runs on the smaller sets only.
   const std::vector<PackedKernel> vector_kernels = {
-      PackedKernel::automatic, PackedKernel::tables, PackedKernel::quad_tables,
-      PackedKernel::host_blocks, PackedKernel::tensor_cores};
+      PackedKernel::automatic,   PackedKernel::tables,       PackedKernel::quad_tables,
+      PackedKernel::host_blocks, PackedKernel::tensor_cores, PackedKernel::int8_tensor_cores};
   check_products<float>(panel, 1, gen, vector_kernels, false);
   check_products<double>(panel, 1, gen, {PackedKernel::automatic}, false);
   check_products<float>(panel, 3, gen, {PackedKernel::automatic}, false);

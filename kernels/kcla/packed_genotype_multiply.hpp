@@ -11,6 +11,7 @@
 // docs/packed-genotypes.md describes the kernels and what each costs per genotype.
 #pragma once
 
+#include <kcla/detail/packed_genotype_imma.hpp>
 #include <kcla/detail/packed_genotype_kernels.hpp>
 #include <kcla/detail/packed_genotype_mma.hpp>
 #include <kcla/detail/product_operands.hpp>
@@ -51,6 +52,11 @@ struct PackedGenotypeTuning {
   int mma_min_part_steps = 32;  ///< a range's sums go into y once (atomics): keep them long
   int mma_target_warps = 0;     ///< 0: one wave (3 teams of 8 warps per multiprocessor)
 
+  // Integer tensor cores (y = G x, float, one vector per pass; NVIDIA sm_80 and newer):
+  // teams of up to 8 warps on consecutive blocks of 128 samples, one range of variants
+  // each, ranges until there are about imma_target_warps warps.
+  int imma_target_warps = 0;  ///< 0: one wave (3 teams of 8 warps per multiprocessor)
+
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
   // vectors and steps through its variants tile_variants at a time.
@@ -76,7 +82,15 @@ struct PackedGenotypeTuning {
 /// (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores runs quad_tables instead
 /// where it does not run: Scalar double, code values other than 0 .. 3, host spaces, GPUs
 /// without sm_80 tensor cores (packed_tensor_cores_available says which).
-enum class PackedKernel { automatic, tables, tiles, host_blocks, quad_tables, tensor_cores };
+enum class PackedKernel {
+  automatic,
+  tables,
+  tiles,
+  host_blocks,
+  quad_tables,
+  tensor_cores,
+  int8_tensor_cores
+};
 
 struct PackedMultiplyOptions {
   PackedKernel kernel = PackedKernel::automatic;
@@ -495,6 +509,107 @@ bool packed_tensor_cores(const ExecutionSpace& exec,
   return false;
 }
 
+struct PackedInt8TensorCorePlan {
+  int block_warps = 1;
+  std::int64_t sample_blocks = 1, team_groups = 1, num_steps = 1, chunk_steps = 1, num_chunks = 1;
+};
+
+/// Teams of the integer tensor-core kernel for a panel of `sample_words` words of samples
+/// on a device holding `concurrency` threads at once: teams of up to 8 warps on
+/// consecutive blocks of 128 samples (as many warps in each team as the blocks allow),
+/// ranges of variants until there are about imma_target_warps warps.
+inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample_words,
+                                                             std::int64_t num_variants,
+                                                             std::int64_t concurrency,
+                                                             const PackedGenotypeTuning& tuning) {
+  using functor = PackedInt8TensorCoreFunctor<Kokkos::DefaultHostExecutionSpace, false>;
+  PackedInt8TensorCorePlan plan;
+  plan.sample_blocks = (sample_words + functor::words_per_warp - 1) / functor::words_per_warp;
+  if (plan.sample_blocks < 1) plan.sample_blocks = 1;
+  const std::int64_t groups =
+      (plan.sample_blocks + functor::max_team_warps - 1) / functor::max_team_warps;
+  plan.block_warps = static_cast<int>((plan.sample_blocks + groups - 1) / groups);
+  plan.team_groups = (plan.sample_blocks + plan.block_warps - 1) / plan.block_warps;
+  plan.num_steps = (num_variants + functor::step_variants - 1) / functor::step_variants;
+  if (plan.num_steps < 1) plan.num_steps = 1;
+  std::int64_t target = tuning.imma_target_warps;
+  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds 3
+  // teams of 8 warps per multiprocessor.
+  if (target <= 0) target = concurrency * 3 / 256 > 1 ? concurrency * 3 / 256 : 1;
+  std::int64_t chunks = target / (plan.team_groups * plan.block_warps);
+  if (chunks < 1) chunks = 1;
+  plan.chunk_steps = (plan.num_steps + chunks - 1) / chunks;
+  if (plan.chunk_steps > functor::max_chunk_steps) plan.chunk_steps = functor::max_chunk_steps;
+  plan.num_chunks = (plan.num_steps + plan.chunk_steps - 1) / plan.chunk_steps;
+  return plan;
+}
+
+/// Whether the integer tensor-core kernel runs for this matrix on ExecutionSpace: a CUDA
+/// space on a GPU of compute capability 8.0 or newer, Scalar float.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool packed_int8_tensor_cores_available(const ExecutionSpace& exec,
+                                        const PackedGenotypeMatrix<Scalar, MemorySpace>& G) {
+  (void)G;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
+                std::is_same<Scalar, float>::value) {
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, exec.cuda_device()) !=
+        cudaSuccess)
+      return false;
+    return major >= 8;
+  }
+#endif
+  (void)exec;
+  return false;
+}
+
+/// y = G x one vector at a time through the integer tensor cores; false (nothing done)
+/// where the kernel does not run (packed_int8_tensor_cores_available).
+template <bool CountA2, class ExecutionSpace, class Scalar, class MemorySpace>
+void packed_int8_tensor_cores_launch(const ExecutionSpace& exec,
+                                     const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
+                                     const Scalar* x, Scalar* y, std::int64_t B,
+                                     const PackedInt8TensorCorePlan& plan) {
+  using functor = PackedInt8TensorCoreFunctor<ExecutionSpace, CountA2>;
+  functor f;
+  packed_set_operands(f, G, x, y, B);
+  f.sample_blocks = plan.sample_blocks;
+  f.team_groups = plan.team_groups;
+  f.num_steps = plan.num_steps;
+  f.chunk_steps = plan.chunk_steps;
+  f.block_warps = plan.block_warps;
+  const int league =
+      packed_league(plan.team_groups * plan.num_chunks, "the integer tensor-core kernel");
+  // 3 teams of 256 threads per multiprocessor: at most 85 registers
+  using policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::LaunchBounds<256, 3>>;
+  for (std::int64_t v = 0; v < B; ++v) {
+    f.vector0 = v;
+    Kokkos::parallel_for("kcla::packed::int8_tensor_cores",
+                         policy(exec, league, 32 * plan.block_warps)
+                             .set_scratch_size(0, Kokkos::PerTeam(functor::scratch_bytes())),
+                         f);
+  }
+}
+
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool packed_int8_tensor_cores(const ExecutionSpace& exec,
+                              const PackedGenotypeMatrix<Scalar, MemorySpace>& G, const Scalar* x,
+                              Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
+  if (!packed_int8_tensor_cores_available(exec, G)) return false;
+  if constexpr (std::is_same<Scalar, float>::value) {
+    const auto plan = packed_int8_tensor_core_plan((G.num_samples() + 15) / 16, G.num_variants(),
+                                                   exec.concurrency(), tuning);
+    packed_zero(exec, y, G.num_samples() * B);
+    if (G.counted_allele() == CountedAllele::a2)
+      packed_int8_tensor_cores_launch<true>(exec, G, x, y, B, plan);
+    else
+      packed_int8_tensor_cores_launch<false>(exec, G, x, y, B, plan);
+    return true;
+  }
+  return false;
+}
+
 template <int TN, class ExecutionSpace, class Scalar, class MemorySpace>
 void packed_tiles(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scalar, MemorySpace>& G,
                   const Scalar* x, Scalar* y, std::int64_t B, const PackedGenotypeTuning& tuning) {
@@ -593,6 +708,11 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
                                                      : PackedKernel::tiles;
   constexpr int VG = PackedGenotypeTuning::tile_vector_groups;
   switch (kernel) {
+    case PackedKernel::int8_tensor_cores:
+      if (packed_int8_tensor_cores(exec, G, x, y, B, options.tuning)) break;
+      if (!packed_quad_tables(exec, G, x, y, B, options.tuning))
+        packed_tables(exec, G, x, y, B, options.tuning);
+      break;
     case PackedKernel::tensor_cores:
       if (packed_tensor_cores(exec, G, x, y, B, options.tuning)) break;
       [[fallthrough]];

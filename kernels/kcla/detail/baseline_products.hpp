@@ -249,15 +249,18 @@ class CsrBaselines {
       kernels.insert(kernels.begin(), PackedKernel::quad_tables);
       if (detail::packed_tensor_cores_available(ExecutionSpace(), *packed))
         kernels.insert(kernels.begin(), PackedKernel::tensor_cores);
+      if (detail::packed_int8_tensor_cores_available(ExecutionSpace(), *packed))
+        kernels.insert(kernels.begin(), PackedKernel::int8_tensor_cores);
     }
     for (auto kernel : kernels) {
       PackedMultiplyOptions options;
       options.kernel = kernel;
-      const char* name = kernel == PackedKernel::tensor_cores  ? "tensor cores"
-                         : kernel == PackedKernel::quad_tables ? "quad tables"
-                         : kernel == PackedKernel::tables      ? "pair tables"
-                         : kernel == PackedKernel::tiles       ? "decoded tiles"
-                                                               : "host blocks";
+      const char* name = kernel == PackedKernel::int8_tensor_cores ? "int8 tensor cores"
+                         : kernel == PackedKernel::tensor_cores    ? "tensor cores"
+                         : kernel == PackedKernel::quad_tables     ? "quad tables"
+                         : kernel == PackedKernel::tables          ? "pair tables"
+                         : kernel == PackedKernel::tiles           ? "decoded tiles"
+                                                                   : "host blocks";
       auto x = o.x;
       auto y = o.y;
       if (vectors == 1) {
