@@ -4,7 +4,12 @@
 #   scripts/check-format.sh --fix  reformat in place
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-fmt=$(command -v clang-format || command -v clang-format-14) || { echo "clang-format not found" >&2; exit 1; }
+fmt=$(command -v clang-format-14 || command -v clang-format) || { echo "clang-format not found" >&2; exit 1; }
+# Pinned (also in .pre-commit-config.yaml): other major versions format some constructs
+# differently.
+pinned=14
+major=$("$fmt" --version | sed -nE 's/.*version ([0-9]+)\..*/\1/p')
+[ "$major" = "$pinned" ] || { echo "check-format.sh: clang-format $pinned needed, $fmt is version ${major:-unknown}" >&2; exit 1; }
 # Untracked (not ignored) sources too, so --fix formats new files before their first commit.
 mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.hpp' '*.cpp' '*.h' '*.cu' 2>/dev/null || find core kernels io tools perf_test unit_test examples -name '*.[hc]pp')
 if [ "${1:-}" = --fix ]; then

@@ -77,7 +77,7 @@ packages=(
   libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libopenblas-dev liblapacke-dev libhts-dev libgraphblas-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang clang-format libclang-rt-14-dev
+  clang clang-format clang-tidy libclang-rt-14-dev
   python3 python3-numpy python3-matplotlib
   scrm plink2
 )

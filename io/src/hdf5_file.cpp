@@ -19,6 +19,7 @@ namespace {
 // after kcla has already reported the corrupt file. kcla closes every file it opens, so
 // the library's exit-time clean-up has nothing to flush: skip it (it must be requested
 // before the first HDF5 call, hence a static initializer).
+// A C function: it cannot throw. NOLINTNEXTLINE(cert-err58-cpp)
 [[maybe_unused]] const bool kSkipHdf5ExitCleanUp = H5dont_atexit() >= 0;
 
 constexpr std::int64_t kMaxElements = std::int64_t(1) << 40;  // 1 Ti elements: beyond = hostile
