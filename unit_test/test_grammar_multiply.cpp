@@ -204,4 +204,28 @@ TEST(GrammarMultiply, CostModelChoosesAndReports) {
   }
 }
 
+// The cost model's machine follows the matrix's memory space, not the build: a host
+// matrix in a CUDA build gets host constants and the host's launch form.
+TEST(GrammarMultiply, MachineFollowsTheMemorySpace) {
+  const auto g = kcla::test::paper_grammar();
+  kcla::GrammarMatrix<float, Kokkos::HostSpace> on_host(g);
+  EXPECT_EQ(on_host.prediction().launch, kcla::SweepMachine::for_host().default_launch);
+  const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
+  kcla::GrammarMatrix<float, memory> here(g);
+  EXPECT_EQ(here.prediction().launch, device ? kcla::SweepMachine::for_gpu().default_launch
+                                             : kcla::SweepMachine::for_host().default_launch);
+  // An explicit machine wins.
+  kcla::GrammarMatrixOptions options;
+  auto machine = kcla::SweepMachine::for_host();
+  machine.default_launch = kcla::SweepLaunch::per_level;
+  options.machine = machine;
+  kcla::GrammarMatrix<float, Kokkos::HostSpace> forced(g, options);
+  EXPECT_EQ(forced.prediction().launch, kcla::SweepLaunch::per_level);
+  // The two defaults differ where it matters (else the checks above check nothing).
+  EXPECT_NE(kcla::SweepMachine::for_host().default_launch,
+            kcla::SweepMachine::for_gpu().default_launch);
+  EXPECT_LT(kcla::SweepMachine::for_host().bandwidth_bytes_per_second,
+            kcla::SweepMachine::for_gpu().bandwidth_bytes_per_second);
+}
+
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <typeindex>
 #include <typeinfo>
@@ -35,7 +36,9 @@ struct GrammarMatrixOptions {
   /// choice prefers a schedule that fits; products with more vectors than fit run in
   /// chunks of vectors.
   std::int64_t workspace_budget_bytes = 0;
-  SweepMachine machine = SweepMachine::for_default_execution_space();
+  /// The cost model's machine; empty: the defaults for the matrix's memory space
+  /// (SweepMachine::for_memory_space).
+  std::optional<SweepMachine> machine;
 };
 
 namespace detail {
@@ -129,12 +132,13 @@ class GrammarMatrix {
         metrics_(compute_metrics(grammar)),
         num_rows_(grammar.num_rows),
         num_cols_(grammar.num_cols) {
-    prediction_ =
-        options.schedule == SweepSchedule::automatic
-            ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar), options.launch,
-                           options.workspace_budget_bytes, options.machine)
-            : predict_sweep(metrics_, options.schedule, options.launch, options.expected_vectors,
-                            sizeof(Scalar), options.machine);
+    const SweepMachine machine =
+        options.machine ? *options.machine : SweepMachine::for_memory_space<MemorySpace>();
+    prediction_ = options.schedule == SweepSchedule::automatic
+                      ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
+                                     options.launch, options.workspace_budget_bytes, machine)
+                      : predict_sweep(metrics_, options.schedule, options.launch,
+                                      options.expected_vectors, sizeof(Scalar), machine);
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
         load(build_full_array_schedule(grammar));

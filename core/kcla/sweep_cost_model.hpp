@@ -5,6 +5,8 @@
 
 #include <kcla/grammar_metrics.hpp>
 
+#include <Kokkos_Core.hpp>
+
 #include <cstdint>
 #include <string>
 
@@ -32,8 +34,18 @@ struct SweepMachine {
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.
   SweepLaunch default_launch = SweepLaunch::per_level;
+  /// Defaults for a GPU (the H200 figures above) and for host cores.
+  static SweepMachine for_gpu();
+  static SweepMachine for_host();
   /// Defaults for the execution space kcla was built for (CUDA vs host).
   static SweepMachine for_default_execution_space();
+  /// Defaults for a matrix held in MemorySpace: host cores where the host can read it
+  /// (HostSpace, also in a CUDA build), the GPU otherwise.
+  template <class MemorySpace>
+  static SweepMachine for_memory_space() {
+    return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible ? for_host()
+                                                                                  : for_gpu();
+  }
 };
 
 struct SweepPrediction {

@@ -36,20 +36,30 @@ SweepSchedule parse_schedule(const std::string& name) {
   throw InvalidArgument("unknown schedule '" + name + "' (auto, full_array, layered)");
 }
 
-SweepMachine SweepMachine::for_default_execution_space() {
+SweepMachine SweepMachine::for_gpu() {
   SweepMachine m;
-#if !defined(KOKKOS_ENABLE_CUDA)
-  m.bandwidth_bytes_per_second = 1.0e10;  // two cores gathering from DRAM
-  m.launch_seconds = 2.0e-6;
-  m.level_wait_seconds = 1.0e-6;
-  m.default_launch = SweepLaunch::fused;
-#else
   // Measured on the H200 (docs/gpu-notes.md): the captured graph beats per-level
   // launches by 1.2-1.65x on the scrm panel and beats the fused kernel on scrm (1.37x) and
   // EUR_subset (1.49x); the fused kernel wins only on the smallest panel (mouse, 1.14x).
   m.default_launch = SweepLaunch::graph;
-#endif
   return m;
+}
+
+SweepMachine SweepMachine::for_host() {
+  SweepMachine m;
+  m.bandwidth_bytes_per_second = 1.0e10;  // two cores gathering from DRAM
+  m.launch_seconds = 2.0e-6;
+  m.level_wait_seconds = 1.0e-6;
+  m.default_launch = SweepLaunch::fused;
+  return m;
+}
+
+SweepMachine SweepMachine::for_default_execution_space() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return for_gpu();
+#else
+  return for_host();
+#endif
 }
 
 SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
