@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <kcla/block_compress.hpp>
+#include <kcla/config.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/matrix_market.hpp>
 #include <kcla/mm_repair.hpp>
@@ -228,7 +229,7 @@ std::int64_t peak_rss_bytes() {
 void with_backend(const std::string& name, const std::function<void(const std::string&)>& run) {
   std::string chosen = name;
   if (chosen.empty()) {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     chosen = "cuda";
 #elif defined(KOKKOS_ENABLE_OPENMP)
     chosen = "openmp";
@@ -237,7 +238,7 @@ void with_backend(const std::string& name, const std::function<void(const std::s
 #endif
   }
   bool available = false;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   available |= chosen == "cuda";
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <kcla/column_block_source.hpp>
+#include <kcla/config.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar.hpp>
 #include <kcla/semiring.hpp>
@@ -77,7 +78,7 @@ std::string with_execution_space(const std::string& backend, Run&& run) {
   std::string chosen;
   with_backend(backend, [&](const std::string& name) {
     chosen = name;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     if (name == "cuda") run(Kokkos::Cuda());
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

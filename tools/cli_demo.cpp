@@ -3,6 +3,7 @@
 // default back end, verifies against the CSR product and prints structure and timings.
 #include "cli_common.hpp"
 
+#include <kcla/config.hpp>
 #include <kcla/csr_spmv.hpp>
 #include <kcla/grammar_metrics.hpp>
 #include <kcla/grammar_multiply.hpp>
@@ -134,7 +135,7 @@ int run_demo(int argc, char** argv) {
   if (!args.positional().empty()) throw UsageError("demo takes no positional arguments");
   int code = ok;
   with_backend(args.get("backend"), [&](const std::string& name) {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     if (name == "cuda") code = demo_on<Kokkos::Cuda>(args);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

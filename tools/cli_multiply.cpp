@@ -2,6 +2,7 @@
 #include "cli_common.hpp"
 #include "cli_mpi.hpp"
 
+#include <kcla/config.hpp>
 #include <kcla/hdf5_block_grammar.hpp>
 
 #include <kcla/csr_spmv.hpp>
@@ -300,7 +301,7 @@ int run_multiply(int argc, char** argv) {
   std::string backend;
   with_backend(args.get("backend"), [&](const std::string& name) {
     backend = name;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     if (name == "cuda") out = dispatch<Kokkos::Cuda>(g, x, B, args);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

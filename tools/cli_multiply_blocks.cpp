@@ -6,6 +6,7 @@
 
 #include <kcla/block_grammar_multiply.hpp>
 #include <kcla/block_grammar_reference.hpp>
+#include <kcla/config.hpp>
 #include <kcla/distributed_grammar_matrix.hpp>
 #include <kcla/hdf5_block_grammar.hpp>
 #include <kcla/hdf5_block_grammar_mpi.hpp>
@@ -161,7 +162,7 @@ int run_multiply_blocks(const Arguments& args) {
   std::string backend;
   with_backend(args.get("backend"), [&](const std::string& name) {
     backend = name;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     if (name == "cuda") out = dispatch_blocks<Kokkos::Cuda>(g, x, B, args);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

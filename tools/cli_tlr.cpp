@@ -4,6 +4,7 @@
 #include "cli_tlr_grid.hpp"
 #include "cli_tlr_support.hpp"
 
+#include <kcla/config.hpp>
 #include <kcla/dense_matrix_market.hpp>
 #include <kcla/hdf5_tlr.hpp>
 #include <kcla/tlr_compress.hpp>
@@ -384,7 +385,7 @@ template <class Scalar>
 GemmResult dispatch_gemm(const std::string& backend, const Arguments& args) {
   GemmResult res;
   with_backend(backend, [&](const std::string& name) {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
     if (name == "cuda") res = run_gemm<Scalar, Kokkos::Cuda>(args);
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)

@@ -3,6 +3,7 @@
 // every kernel (pair tables, decoded tiles, host blocks; default and cramped tunings that
 // force several tiles, chunks and splits on small shapes) against a plain double CSR
 // product on the host.
+#include <kcla/config.hpp>
 #include <kcla/packed_genotype_multiply.hpp>
 #include <kcla/packed_genotypes.hpp>
 #include <kcla/plink.hpp>
@@ -454,7 +455,7 @@ TEST(PackedTensorCores, RunWhereTheGpuHasThem) {
   const kcla::PackedGenotypeMatrix<float, exec::memory_space> Gf(panel.packed);
   const kcla::PackedGenotypeMatrix<double, exec::memory_space> Gd(panel.packed);
   EXPECT_FALSE(kcla::detail::packed_tensor_cores_available(exec(), Gd)) << "double never";
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if (std::is_same<exec, Kokkos::Cuda>::value) {
     int major = 0;
     ASSERT_EQ(
@@ -622,7 +623,7 @@ TEST(PackedInt8TensorCores, RunWhereTheGpuHasThem) {
   const kcla::PackedGenotypeMatrix<float, exec::memory_space> Gf(panel.packed);
   const kcla::PackedGenotypeMatrix<double, exec::memory_space> Gd(panel.packed);
   EXPECT_FALSE(kcla::detail::packed_int8_tensor_cores_available(exec(), Gd)) << "double never";
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if (std::is_same<exec, Kokkos::Cuda>::value) {
     int major = 0;
     ASSERT_EQ(

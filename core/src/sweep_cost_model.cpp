@@ -1,3 +1,4 @@
+#include <kcla/config.hpp>
 #include <kcla/error.hpp>
 #include <kcla/sweep_cost_model.hpp>
 
@@ -55,7 +56,7 @@ SweepMachine SweepMachine::for_host() {
 }
 
 SweepMachine SweepMachine::for_default_execution_space() {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   return for_gpu();
 #else
   return for_host();

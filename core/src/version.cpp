@@ -4,6 +4,12 @@
 
 #include <ostream>
 
+// One macro answers "built with CUDA" in kcla's code (KCLA_HAVE_CUDA); it must agree with
+// the Kokkos it was configured against.
+#if KCLA_HAVE_CUDA != defined(KOKKOS_ENABLE_CUDA)
+#error "KCLA_HAVE_CUDA disagrees with Kokkos' KOKKOS_ENABLE_CUDA: reconfigure kcla"
+#endif
+
 namespace kcla {
 
 std::string version() {

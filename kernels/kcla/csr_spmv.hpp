@@ -4,19 +4,13 @@
 
 #include <kcla/config.hpp>
 #include <kcla/csr_device.hpp>
+#include <kcla/detail/csr_spmv_spec.hpp>
 #include <kcla/error.hpp>
 
-#include <KokkosSparse_CrsMatrix.hpp>
-#include <KokkosSparse_spmv.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <memory>
 #include <string>
-#include <type_traits>
-
-#if KCLA_HAVE_CUDA
-#include <kcla/detail/cusparse_csr.hpp>
-#endif
 
 namespace kcla {
 
@@ -27,10 +21,13 @@ namespace kcla {
 template <class Scalar, class MemorySpace>
 class CsrSpmv {
  public:
-  explicit CsrSpmv(const CsrDeviceMatrix<Scalar, MemorySpace>& a) : a_(a) {}
+  explicit CsrSpmv(const CsrDeviceMatrix<Scalar, MemorySpace>& a)
+      : a_(a), state_(std::make_shared<detail::CsrSpmvVendorState>()) {}
 #if KCLA_HAVE_CUDA
   CsrSpmv(const CsrDeviceMatrix<Scalar, MemorySpace>& a, detail::CusparseSpmvVariant variant)
-      : a_(a), variant_(variant) {}
+      : CsrSpmv(a) {
+    state_->variant = variant;
+  }
 #endif
 
   const CsrDeviceMatrix<Scalar, MemorySpace>& matrix() const {
@@ -50,31 +47,12 @@ class CsrSpmv {
       throw InvalidArgument("csr_spmv: x has " + std::to_string(x.extent(0)) + " entries and y " +
                             std::to_string(y.extent(0)) + "; the matrix is " +
                             std::to_string(a_.num_rows) + " x " + std::to_string(a_.num_cols));
-#if KCLA_HAVE_CUDA
-    if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
-                  (std::is_same<Scalar, float>::value || std::is_same<Scalar, double>::value)) {
-      if (!vendor_)
-        vendor_ = std::make_shared<detail::CusparseCsr>(
-            a_.num_rows, a_.num_cols, a_.nnz(), a_.row_offsets.data(), a_.column_indices.data(),
-            a_.values.data(), std::is_same<Scalar, double>::value);
-      vendor_->spmv(exec.cuda_stream(), x.data(), y.data(), variant_);
-      return;
-    }
-#endif
-    using device_type = Kokkos::Device<ExecutionSpace, MemorySpace>;
-    using crs_type = KokkosSparse::CrsMatrix<Scalar, int, device_type, void, int>;
-    crs_type crs("kcla::csr_spmv", a_.num_rows, a_.num_cols, static_cast<int>(a_.nnz()), a_.values,
-                 a_.row_offsets, a_.column_indices);
-    exec.fence();  // KokkosSparse 3.4 runs on the default instance: order it after `exec`
-    KokkosSparse::spmv("N", Scalar(1), crs, x, Scalar(0), y);
+    detail::CsrSpmvSpec<ExecutionSpace, Scalar, MemorySpace>::apply(exec, a_, x, y, *state_);
   }
 
  private:
   CsrDeviceMatrix<Scalar, MemorySpace> a_;
-#if KCLA_HAVE_CUDA
-  detail::CusparseSpmvVariant variant_{};
-  mutable std::shared_ptr<detail::CusparseCsr> vendor_;
-#endif
+  std::shared_ptr<detail::CsrSpmvVendorState> state_;  // shared by copies
 };
 
 /// y = A x once. `x` and `y` are rank-1 Views in A's memory space; y is overwritten.

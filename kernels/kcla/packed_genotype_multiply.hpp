@@ -11,6 +11,7 @@
 // docs/packed-genotypes.md describes the kernels and what each costs per genotype.
 #pragma once
 
+#include <kcla/config.hpp>
 #include <kcla/detail/packed_genotype_imma.hpp>
 #include <kcla/detail/packed_genotype_kernels.hpp>
 #include <kcla/detail/packed_genotype_mma.hpp>
@@ -454,7 +455,7 @@ inline PackedTensorCorePlan packed_tensor_core_plan(std::int64_t sample_words,
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 bool packed_tensor_cores_available(const ExecutionSpace& exec,
                                    const PackedGenotypeMatrix<Scalar, MemorySpace>& G) {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
                 std::is_same<Scalar, float>::value) {
     std::uint32_t table = 0, flip = 0;
@@ -550,7 +551,7 @@ template <class ExecutionSpace, class Scalar, class MemorySpace>
 bool packed_int8_tensor_cores_available(const ExecutionSpace& exec,
                                         const PackedGenotypeMatrix<Scalar, MemorySpace>& G) {
   (void)G;
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value &&
                 std::is_same<Scalar, float>::value) {
     int major = 0;

@@ -12,6 +12,7 @@
 
 #include <kcla/config.hpp>
 #include <kcla/detail/tlr_gemm_backend.hpp>
+#include <kcla/detail/tlr_gemm_spec.hpp>
 #include <kcla/error.hpp>
 #include <kcla/tlr_matrix.hpp>
 #include <kcla/tlr_plan.hpp>
@@ -165,32 +166,10 @@ void gemm(const ExecutionSpace& exec, const TlrGemmPlan& plan, const AOperand& a
   detail::set_operand(buffers, b, false, kind, math);
   buffers.set(detail::TlrBuffer::c, c.data(), detail::column_major_ld(c, "C"));
 
-  if (plan.options().backend == TlrBackend::reference) {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, a_space>::accessible &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, b_space>::accessible &&
-                  Kokkos::SpaceAccessibility<Kokkos::HostSpace, c_space>::accessible) {
-      exec.fence();
-      detail::tlr_execute_reference(plan, buffers, alpha, beta);
-      return;
-    } else {
-      throw InvalidArgument("TLR gemm: the reference backend needs host-accessible data");
-    }
-  }
-#if KCLA_HAVE_CUDA
-  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) {
-    detail::tlr_execute_cublas(plan, buffers, alpha, beta, exec.cuda_stream());
-    return;
-  }
-#endif
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, a_space>::accessible &&
-                Kokkos::SpaceAccessibility<Kokkos::HostSpace, b_space>::accessible &&
-                Kokkos::SpaceAccessibility<Kokkos::HostSpace, c_space>::accessible) {
-    exec.fence();
-    detail::tlr_execute_blas(plan, buffers, alpha, beta, exec.concurrency() > 1);
-  } else {
-    throw InvalidArgument(std::string("TLR gemm: no backend for execution space ") +
-                          ExecutionSpace::name());
-  }
+  constexpr bool host_data = Kokkos::SpaceAccessibility<Kokkos::HostSpace, a_space>::accessible &&
+                             Kokkos::SpaceAccessibility<Kokkos::HostSpace, b_space>::accessible &&
+                             Kokkos::SpaceAccessibility<Kokkos::HostSpace, c_space>::accessible;
+  detail::tlr_gemm_dispatch<ExecutionSpace, host_data>(exec, plan, buffers, alpha, beta);
 }
 
 /// One-off product: analyze, then gemm (repeated products should keep the plan).

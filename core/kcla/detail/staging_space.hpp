@@ -3,6 +3,7 @@
 #pragma once
 
 #include <Kokkos_Core.hpp>
+#include <kcla/config.hpp>
 
 namespace kcla::detail {
 
@@ -10,7 +11,7 @@ template <class MemorySpace>
 struct StagingSpace {
   using type = Kokkos::HostSpace;
 };
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
 template <>
 struct StagingSpace<Kokkos::CudaSpace> {
   using type = Kokkos::CudaHostPinnedSpace;

@@ -11,6 +11,7 @@
 // This is the GPU form; execution spaces in host memory run grammar_sweep_host.hpp's.
 #pragma once
 
+#include <kcla/config.hpp>
 #include <kcla/detail/grammar_sweep_host.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
@@ -325,7 +326,7 @@ struct FusedSweepFunctor {
 
 template <class ExecutionSpace>
 constexpr int sweep_team_size() {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
 #endif
   return 1;
@@ -333,7 +334,7 @@ constexpr int sweep_team_size() {
 
 template <class ExecutionSpace>
 constexpr std::int64_t items_per_ticket() {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   // One item per thread: a level's chunks spread over the whole GPU, and a chunk's
   // latency (the level hand-off's critical path) is one dependent load chain.
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
@@ -451,7 +452,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
 /// instance it was created with, so a product on another stream needs a new graph).
 template <class ExecutionSpace>
 std::uintptr_t stream_identity(const ExecutionSpace& exec) {
-#if defined(KOKKOS_ENABLE_CUDA)
+#if KCLA_HAVE_CUDA
   if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value)
     return reinterpret_cast<std::uintptr_t>(exec.cuda_stream());
 #endif

@@ -205,11 +205,11 @@ struct PackedInt8TensorCoreFunctor {
     }
   }
 
-  __device__ __forceinline__ void add_step(int (*acc)[4], const std::uint32_t* codes,
-                                           std::uint32_t b0, std::uint32_t b1) const {
-    std::uint32_t u[8], x4[4], y4[4];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) u[i] = packed_imma_counts<CountA2>(codes[i]);
+  /// One step: the allele counts of 8 words (variants 4 q + i, then 16 + 4 q + i) into
+  /// the 8 tiles' products.
+  __device__ __forceinline__ void add_step(int (*acc)[4], const std::uint32_t* u, std::uint32_t b0,
+                                           std::uint32_t b1) const {
+    std::uint32_t x4[4], y4[4];
     packed_imma_transpose(u, x4);
     packed_imma_transpose(u + 4, y4);
 #pragma unroll
@@ -243,15 +243,14 @@ struct PackedInt8TensorCoreFunctor {
     // The first steps' words are in flight while the team finds its scale.
     const std::int64_t wpv = words_per_variant;
     const std::uint32_t* base = words + (v_first + 4 * q) * wpv + (word_ok ? word : 0);
-    std::uint32_t ahead[depth][8];
+    std::uint32_t ring[depth][8];
 #pragma unroll
     for (int d = 0; d < depth; ++d) {
       if (d < steps) {
-        load(base + d * step_variants * wpv, v_first + d * step_variants + 4 * q, word_ok,
-             ahead[d]);
+        load(base + d * step_variants * wpv, v_first + d * step_variants + 4 * q, word_ok, ring[d]);
       } else {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) ahead[d][i] = 0u;
+        for (int i = 0; i < 8; ++i) ring[d][i] = 0u;
       }
     }
 
@@ -278,25 +277,30 @@ struct PackedInt8TensorCoreFunctor {
       build_fragments(team, v_first, batch, count, e, scratch);
       team.team_barrier();
       const auto* fragments = reinterpret_cast<const uint2*>(scratch) + g * 4 + q;
-      for (int s = 0; s < count; ++s) {
-        std::uint32_t codes[8];
+      // Step s reads ring slot s mod depth and refills it with step s + depth: unrolled,
+      // so that no register copy waits for a load in flight (batch_steps is a multiple
+      // of depth).
+      for (int s0 = 0; s0 < count; s0 += depth) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) codes[i] = ahead[0][i];
+        for (int d = 0; d < depth; ++d) {
+          const int s = s0 + d;
+          if (s < count) {
+            std::uint32_t counts[8];
 #pragma unroll
-        for (int d = 0; d + 1 < depth; ++d)
-#pragma unroll
-          for (int i = 0; i < 8; ++i) ahead[d][i] = ahead[d + 1][i];
-        const std::int64_t next = batch + s + depth;
-        if (next < steps)
-          load(base + next * step_variants * wpv, v_first + next * step_variants + 4 * q, word_ok,
-               ahead[depth - 1]);
-        std::uint32_t b0 = 0u, b1 = 0u;
-        if (g < 4) {  // columns 4 .. 7 of B are zero
-          const uint2 b = fragments[s * 16];
-          b0 = b.x;
-          b1 = b.y;
+            for (int i = 0; i < 8; ++i) counts[i] = packed_imma_counts<CountA2>(ring[d][i]);
+            const std::int64_t next = batch + s + depth;
+            if (next < steps)
+              load(base + next * step_variants * wpv, v_first + next * step_variants + 4 * q,
+                   word_ok, ring[d]);
+            std::uint32_t b0 = 0u, b1 = 0u;
+            if (g < 4) {  // columns 4 .. 7 of B are zero
+              const uint2 b = fragments[s * 16];
+              b0 = b.x;
+              b1 = b.y;
+            }
+            add_step(acc, counts, b0, b1);
+          }
         }
-        add_step(acc, codes, b0, b1);
       }
     }
 

@@ -5,7 +5,7 @@
 
 #include <kcla/detail/batched_dgemm.hpp>
 
-#include "vendor_status.hpp"
+#include "../cuda/vendor_status.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>

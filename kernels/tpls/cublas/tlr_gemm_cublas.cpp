@@ -10,7 +10,7 @@
 #include <kcla/detail/tlr_gemm_backend.hpp>
 #include <kcla/error.hpp>
 
-#include "vendor_status.hpp"
+#include "../cuda/vendor_status.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>

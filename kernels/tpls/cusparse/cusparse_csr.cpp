@@ -5,7 +5,7 @@
 #include <kcla/detail/cusparse_csr.hpp>
 #include <kcla/error.hpp>
 
-#include "vendor_status.hpp"
+#include "../cuda/vendor_status.hpp"
 
 #include <cuda_runtime_api.h>
 #include <cusparse.h>
