@@ -613,7 +613,42 @@ TEST(PackedInt8TensorCores, PlanCoversEverySampleAndStep) {
         EXPECT_LE(plan.chunk_steps, functor::max_chunk_steps);
         EXPECT_GE(plan.num_chunks * plan.chunk_steps * functor::step_variants, variants);
         EXPECT_LT((plan.num_chunks - 1) * plan.chunk_steps, plan.num_steps);  // no empty team
+        EXPECT_EQ(plan.replicas, kcla::detail::packed_imma_replicas(plan.num_chunks));
       }
+  EXPECT_EQ(kcla::detail::packed_imma_replicas(1), 1);
+  EXPECT_EQ(kcla::detail::packed_imma_replicas(64), 1);
+  EXPECT_EQ(kcla::detail::packed_imma_replicas(65), 2);
+  EXPECT_EQ(kcla::detail::packed_imma_replicas(1 << 20), 32);
+}
+
+// The ring stage: a permutation of its 256 words; each variant's 8 words two aligned
+// 16-byte pieces (the copies); a step's reads conflict-free (32 banks per read).
+TEST(PackedInt8TensorCores, RingLayoutIsConflictFree) {
+  std::vector<int> seen(256, 0);
+  for (int v = 0; v < 32; ++v) {
+    for (int g = 0; g < 8; ++g) {
+      const int w = kcla::detail::packed_imma_ring_word(v, g);
+      ASSERT_GE(w, 0);
+      ASSERT_LT(w, 256);
+      ++seen[static_cast<std::size_t>(w)];
+      if (g % 4 != 0) {
+        EXPECT_EQ(w, kcla::detail::packed_imma_ring_word(v, g - 1) + 1) << "piece not contiguous";
+      }
+    }
+    EXPECT_EQ(kcla::detail::packed_imma_ring_word(v, 0) % 4, 0);
+    EXPECT_EQ(kcla::detail::packed_imma_ring_word(v, 4) % 4, 0);
+  }
+  for (const int n : seen) EXPECT_EQ(n, 1);
+  for (const int high : {0, 16})
+    for (int i = 0; i < 4; ++i) {
+      std::vector<int> banks(32, 0);
+      for (int lane = 0; lane < 32; ++lane) {
+        const int g = lane / 4, q = lane % 4;
+        ++banks[static_cast<std::size_t>(kcla::detail::packed_imma_ring_word(high + 4 * q + i, g) %
+                                         32)];
+      }
+      for (const int n : banks) EXPECT_EQ(n, 1) << "read " << i << (high ? " (high)" : "");
+    }
 }
 
 TEST(PackedInt8TensorCores, RunWhereTheGpuHasThem) {

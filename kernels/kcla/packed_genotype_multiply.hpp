@@ -27,6 +27,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace kcla {
 
@@ -141,11 +142,30 @@ class PackedGenotypeMatrix {
   /// Bytes the codes occupy in MemorySpace.
   std::size_t device_bytes() const { return words_.span() * sizeof(std::uint32_t); }
 
+  /// For PackedKernel::int8_tensor_cores (detail): at least `floats` floats and a counter,
+  /// all zero, which that kernel leaves zero after each product; made (or grown) on first
+  /// use, after fencing `exec`. Copies of the matrix share them, so products with one
+  /// matrix on several execution space instances at once must not use that kernel.
+  template <class ExecutionSpace>
+  std::pair<Scalar*, unsigned*> int8_workspace(const ExecutionSpace& exec,
+                                               std::size_t floats) const {
+    if (int8_partials_.extent(0) < floats) {
+      exec.fence();
+      int8_partials_ = Kokkos::View<Scalar*, MemorySpace>("kcla::packed::int8_partials", floats);
+      if (int8_done_.extent(0) == 0)
+        int8_done_ = Kokkos::View<unsigned*, MemorySpace>("kcla::packed::int8_done", 1);
+      Kokkos::fence();
+    }
+    return {int8_partials_.data(), int8_done_.data()};
+  }
+
  private:
   std::int64_t num_samples_ = 0, num_variants_ = 0, words_per_variant_ = 0;
   CountedAllele counted_allele_ = CountedAllele::a1;
   std::array<Scalar, 4> values_{};
   Kokkos::View<std::uint32_t*, MemorySpace> words_;
+  mutable Kokkos::View<Scalar*, MemorySpace> int8_partials_;
+  mutable Kokkos::View<unsigned*, MemorySpace> int8_done_;
 };
 
 namespace detail {
@@ -511,14 +531,15 @@ bool packed_tensor_cores(const ExecutionSpace& exec,
 }
 
 struct PackedInt8TensorCorePlan {
-  int block_warps = 1;
+  int block_warps = 1, replicas = 1;
   std::int64_t sample_blocks = 1, team_groups = 1, num_steps = 1, chunk_steps = 1, num_chunks = 1;
 };
 
 /// Teams of the integer tensor-core kernel for a panel of `sample_words` words of samples
 /// on a device holding `concurrency` threads at once: teams of up to 8 warps on
 /// consecutive blocks of 128 samples (as many warps in each team as the blocks allow),
-/// ranges of variants until there are about imma_target_warps warps.
+/// ranges of variants until the teams fill the device once (about 24 warps per
+/// multiprocessor; imma_target_warps overrides).
 inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample_words,
                                                              std::int64_t num_variants,
                                                              std::int64_t concurrency,
@@ -533,15 +554,21 @@ inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample
   plan.team_groups = (plan.sample_blocks + plan.block_warps - 1) / plan.block_warps;
   plan.num_steps = (num_variants + functor::step_variants - 1) / functor::step_variants;
   if (plan.num_steps < 1) plan.num_steps = 1;
-  std::int64_t target = tuning.imma_target_warps;
-  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds 3
-  // teams of 8 warps per multiprocessor.
-  if (target <= 0) target = concurrency * 3 / 256 > 1 ? concurrency * 3 / 256 : 1;
-  std::int64_t chunks = target / (plan.team_groups * plan.block_warps);
+  // Kokkos' CUDA concurrency is multiprocessors x 2,048 threads; the launch bound holds
+  // 24 warps per multiprocessor, in whole teams.
+  std::int64_t teams = 0;
+  if (tuning.imma_target_warps > 0) {
+    teams = tuning.imma_target_warps / plan.block_warps;
+  } else {
+    const std::int64_t multiprocessors = concurrency / 2048 > 1 ? concurrency / 2048 : 1;
+    teams = multiprocessors * (24 / plan.block_warps);
+  }
+  std::int64_t chunks = teams / plan.team_groups;
   if (chunks < 1) chunks = 1;
   plan.chunk_steps = (plan.num_steps + chunks - 1) / chunks;
   if (plan.chunk_steps > functor::max_chunk_steps) plan.chunk_steps = functor::max_chunk_steps;
   plan.num_chunks = (plan.num_steps + plan.chunk_steps - 1) / plan.chunk_steps;
+  plan.replicas = packed_imma_replicas(plan.num_chunks);
   return plan;
 }
 
@@ -580,16 +607,25 @@ void packed_int8_tensor_cores_launch(const ExecutionSpace& exec,
   f.num_steps = plan.num_steps;
   f.chunk_steps = plan.chunk_steps;
   f.block_warps = plan.block_warps;
+  f.replicas = plan.replicas;
+  f.partial_stride = (G.num_samples() + 3) / 4 * 4;
+  const auto workspace = G.int8_workspace(
+      exec, static_cast<std::size_t>(plan.replicas) * static_cast<std::size_t>(f.partial_stride));
+  f.partials = workspace.first;
+  f.done = workspace.second;
   const int league =
       packed_league(plan.team_groups * plan.num_chunks, "the integer tensor-core kernel");
-  // 3 teams of 256 threads per multiprocessor: at most 85 registers
+  f.num_teams = static_cast<unsigned>(league);
+  // 256 threads (8 warps) at most per team, 3 x 8 warps per multiprocessor: at most 85
+  // registers
   using policy = Kokkos::TeamPolicy<ExecutionSpace, Kokkos::LaunchBounds<256, 3>>;
   for (std::int64_t v = 0; v < B; ++v) {
     f.vector0 = v;
-    Kokkos::parallel_for("kcla::packed::int8_tensor_cores",
-                         policy(exec, league, 32 * plan.block_warps)
-                             .set_scratch_size(0, Kokkos::PerTeam(functor::scratch_bytes())),
-                         f);
+    Kokkos::parallel_for(
+        "kcla::packed::int8_tensor_cores",
+        policy(exec, league, 32 * plan.block_warps)
+            .set_scratch_size(0, Kokkos::PerTeam(functor::scratch_bytes(plan.block_warps))),
+        f);
   }
 }
 
@@ -601,7 +637,6 @@ bool packed_int8_tensor_cores(const ExecutionSpace& exec,
   if constexpr (std::is_same<Scalar, float>::value) {
     const auto plan = packed_int8_tensor_core_plan((G.num_samples() + 15) / 16, G.num_variants(),
                                                    exec.concurrency(), tuning);
-    packed_zero(exec, y, G.num_samples() * B);
     if (G.counted_allele() == CountedAllele::a2)
       packed_int8_tensor_cores_launch<true>(exec, G, x, y, B, plan);
     else

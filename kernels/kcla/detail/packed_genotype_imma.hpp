@@ -18,6 +18,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace kcla::detail {
@@ -120,20 +121,40 @@ KOKKOS_INLINE_FUNCTION int packed_imma_exponent(float most) {
   return 30 - exponent;
 }
 
+/// Word position, in a warp's ring stage of 256 words (32 variants x 8 words of its 128
+/// samples), of word g of variant v: variants 4 r .. 4 r + 3 fill the 32 banks of row r,
+/// rotated by 8 r words, so that the reads of a step (lanes (g, q): variants 4 q + i or
+/// 16 + 4 q + i, word g) hit 32 different banks, and each variant's 8 words stay two
+/// aligned 16-byte pieces.
+KOKKOS_FORCEINLINE_FUNCTION int packed_imma_ring_word(int v, int g) {
+  return 32 * (v >> 2) + ((8 * (v & 3) + 8 * (v >> 2) + g) & 31);
+}
+
+/// Replicas of the partial sums for a product with `chunks` ranges of variants: every
+/// range adds its sums into replica (range mod replicas), so that no cache line takes
+/// more than about 64 ranges' atomics (they serialize per line in L2).
+inline int packed_imma_replicas(std::int64_t chunks) {
+  const std::int64_t r = (chunks + 63) / 64;
+  return static_cast<int>(r < 1 ? 1 : (r > 32 ? 32 : r));
+}
+
 /// A team is block_warps warps, each owning a block of 128 samples (8 words) of one range
-/// of chunk_steps steps of 32 variants. Per step a lane loads the words of its sample word
-/// for 8 variants (4 q .. 4 q + 3 and 16 + 4 q ..), `depth` steps ahead of the one it
-/// sums; the team builds the B fragments (x's digits) of batch_steps steps in scratch at a
-/// time. At the end each sample's sum goes into y (zeroed beforehand): one atomic per
-/// sample and team.
+/// of chunk_steps steps of 32 variants. A warp's words arrive by asynchronous copies
+/// (lane L: variant L of a step, two 16-byte pieces) into a ring of `stages` steps in
+/// team scratch, `stages - 1` steps ahead of the one it sums; the team builds the B
+/// fragments (x's digits) of batch_steps steps in scratch at a time. At the end each warp
+/// adds its 128 sums into one replica of the partial sums (4 samples per vector atomic);
+/// the last team to finish adds the replicas into y and zeroes them for the next product,
+/// so y is written, never read, and needs no zeroing.
 template <class ExecutionSpace, bool CountA2>
 struct PackedInt8TensorCoreFunctor {
   using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
-  static constexpr int max_team_warps = 8;  // the launch bound: 256 threads, 3 teams per SM
+  static constexpr int max_team_warps = 8;  // the launch bound: 256 threads
   static constexpr int words_per_warp = 8;  // 128 samples
   static constexpr int step_variants = 32;
-  static constexpr int batch_steps = 64;
-  static constexpr int depth = 2;  // steps loaded ahead
+  static constexpr int batch_steps = 32;
+  static constexpr int stages = 4;
+  static constexpr int stage_words = step_variants * words_per_warp;  // 1 KiB
   // int32 sums stay exact for 2^31 / (32 x 128 x 128) steps
   static constexpr int max_chunk_steps = 4096;
   static constexpr int fragment_bytes_per_step = 128;  // 4 digits x 4 lanes x 2 registers
@@ -141,16 +162,20 @@ struct PackedInt8TensorCoreFunctor {
   const std::uint32_t* words = nullptr;
   const float* x = nullptr;
   float* y = nullptr;
+  float* partials = nullptr;  // replicas x partial_stride, zero on entry and on exit
+  unsigned* done = nullptr;   // teams finished; zero on entry and on exit
   std::int64_t ld = 1, vector0 = 0;
   std::int64_t num_samples = 0, num_variants = 0, words_per_variant = 0;
   std::int64_t sample_blocks = 1;  // ceil(sample words / 8)
   std::int64_t team_groups = 1;    // teams across the sample blocks
-  std::int64_t num_steps = 1, chunk_steps = 1;
-  int block_warps = 1;
+  std::int64_t num_steps = 1, chunk_steps = 1, partial_stride = 0;
+  int block_warps = 1, replicas = 1;
+  unsigned num_teams = 1;
 
-  static KOKKOS_INLINE_FUNCTION std::size_t scratch_bytes() {
+  static KOKKOS_INLINE_FUNCTION std::size_t scratch_bytes(int warps) {
     return static_cast<std::size_t>(batch_steps) * fragment_bytes_per_step +
-           max_team_warps * sizeof(float);
+           static_cast<std::size_t>(warps) * stages * stage_words * 4 + 16 +  // 16: alignment
+           max_team_warps * sizeof(float) + 16;
   }
 
 #if defined(__CUDA_ARCH__)
@@ -168,29 +193,33 @@ struct PackedInt8TensorCoreFunctor {
 #endif
   }
 
-  /// The words of step s (relative to the range) for variants 4 q + i and 16 + 4 q + i;
-  /// zeros past the last variant and for lanes without a word.
-  __device__ __forceinline__ void load(const std::uint32_t* base, std::int64_t variant0,
-                                       bool word_ok, std::uint32_t* u) const {
-    const std::int64_t wpv = words_per_variant;
-    if (word_ok && variant0 + step_variants <= num_variants) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        u[i] = __ldg(base + i * wpv);
-        u[4 + i] = __ldg(base + (16 + i) * wpv);
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        u[i] = word_ok && variant0 + i < num_variants ? __ldg(base + i * wpv) : 0u;
-        u[4 + i] = word_ok && variant0 + 16 + i < num_variants ? __ldg(base + (16 + i) * wpv) : 0u;
-      }
-    }
+  static __device__ __forceinline__ std::uint32_t load_shared(unsigned address) {
+    std::uint32_t v;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(address));
+    return v;
+  }
+
+  /// Starts the copy of step s's words of the lane's variant (two 16-byte pieces, zeros
+  /// past the last variant and the last word) into ring slot s mod stages.
+  __device__ __forceinline__ void copy_step(int s, std::int64_t v_first, const std::uint32_t* from,
+                                            int valid_words, unsigned ring, int lane) const {
+    const bool ok = v_first + static_cast<std::int64_t>(s) * step_variants + lane < num_variants;
+    const int bytes0 = ok ? (valid_words >= 4 ? 16 : 4 * valid_words) : 0;
+    const int bytes1 =
+        ok ? (valid_words >= 8 ? 16 : (valid_words > 4 ? 4 * (valid_words - 4) : 0)) : 0;
+    const std::uint32_t* source =
+        from + static_cast<std::int64_t>(s) * step_variants * words_per_variant;
+    const unsigned slot = ring + 4u * static_cast<unsigned>((s % stages) * stage_words);
+    const unsigned to0 = slot + 4u * static_cast<unsigned>(packed_imma_ring_word(lane, 0));
+    const unsigned to1 = slot + 4u * static_cast<unsigned>(packed_imma_ring_word(lane, 4));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to0),
+                 "l"(bytes0 ? source : words), "r"(bytes0));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to1),
+                 "l"(bytes1 ? source + 4 : words), "r"(bytes1));
   }
 
   /// B fragments of steps first .. first + count - 1 (relative to the range starting at
-  /// variant v_first): byte (((s 4 + n) 4 + q) 2 + r) 4 + i is digit n of variant
-  /// 16 r + 4 q + i of step s.
+  /// variant v_first), as packed_imma_fragment_byte lays them out.
   __device__ void build_fragments(const member_type& team, std::int64_t v_first, std::int64_t first,
                                   int count, int e, unsigned char* out) const {
     for (int i = team.team_rank(); i < count * step_variants; i += team.team_size()) {
@@ -217,6 +246,21 @@ struct PackedInt8TensorCoreFunctor {
       mma(acc[t], packed_imma_register(x4, y4, t, 0), packed_imma_register(x4, y4, t, 1),
           packed_imma_register(x4, y4, t, 2), packed_imma_register(x4, y4, t, 3), b0, b1);
   }
+
+  /// y = the sum of the replicas, which go back to zero; by the last team to finish.
+  __device__ void finish(const member_type& team) const {
+    __threadfence();
+    for (std::int64_t s = team.team_rank(); s < num_samples; s += team.team_size()) {
+      float sum = 0.0f;
+      for (int r = 0; r < replicas; ++r) {
+        float* p = partials + r * partial_stride + s;
+        sum += __ldcg(p);
+        *p = 0.0f;
+      }
+      y[s * ld + vector0] = sum;
+    }
+    if (team.team_rank() == 0) *done = 0u;
+  }
 #endif
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -226,32 +270,38 @@ struct PackedInt8TensorCoreFunctor {
     const int rank = team.team_rank(), lane = rank & 31, warp_id = rank >> 5;
     const int g = lane >> 2, q = lane & 3;
     const std::int64_t block = group * block_warps + warp_id;
-    const std::int64_t word = block * words_per_warp + g;
-    // Lanes past the last word load zeros: their rows are samples past the last, never
-    // stored (a zero word counts 2 for A1, harmless there).
-    const bool word_ok = block < sample_blocks && word < words_per_variant;
+    const bool block_ok = block < sample_blocks;
     const std::int64_t first = chunk * chunk_steps;
     const std::int64_t last = first + chunk_steps < num_steps ? first + chunk_steps : num_steps;
-    const std::int64_t steps = last - first;
+    const int steps = static_cast<int>(last - first);
     const std::int64_t v_first = first * step_variants;
     const std::int64_t v_end =
         last * step_variants < num_variants ? last * step_variants : num_variants;
-    auto* const scratch = static_cast<unsigned char*>(team.team_shmem().get_shmem(scratch_bytes()));
-    auto* const team_max =
-        reinterpret_cast<float*>(scratch + batch_steps * fragment_bytes_per_step);
+    auto* const scratch =
+        static_cast<unsigned char*>(team.team_shmem().get_shmem(scratch_bytes(block_warps)));
+    unsigned char* const fragments_bytes = scratch;
+    auto* const rings = reinterpret_cast<std::uint32_t*>(
+        (reinterpret_cast<std::uintptr_t>(scratch + batch_steps * fragment_bytes_per_step) + 15) /
+        16 * 16);
+    auto* const team_max = reinterpret_cast<float*>(rings + block_warps * stages * stage_words);
+    std::uint32_t* const my_ring = rings + warp_id * stages * stage_words;
+    const unsigned ring = static_cast<unsigned>(__cvta_generic_to_shared(my_ring));
 
-    // The first steps' words are in flight while the team finds its scale.
-    const std::int64_t wpv = words_per_variant;
-    const std::uint32_t* base = words + (v_first + 4 * q) * wpv + (word_ok ? word : 0);
-    std::uint32_t ring[depth][8];
+    // The first stages - 1 steps' copies are in flight while the team finds its scale.
+    // Words past the last (a block's unused lanes) arrive as zeros: their rows are samples
+    // past the last, never stored (a zero word counts 2 for A1, harmless there).
+    const std::int64_t first_word = block * words_per_warp;
+    const int valid_words = block_ok
+                                ? static_cast<int>(words_per_variant - first_word < words_per_warp
+                                                       ? words_per_variant - first_word
+                                                       : words_per_warp)
+                                : 0;
+    const std::uint32_t* const from =
+        words + (v_first + lane) * words_per_variant + (block_ok ? first_word : 0);
 #pragma unroll
-    for (int d = 0; d < depth; ++d) {
-      if (d < steps) {
-        load(base + d * step_variants * wpv, v_first + d * step_variants + 4 * q, word_ok, ring[d]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) ring[d][i] = 0u;
-      }
+    for (int s = 0; s < stages - 1; ++s) {
+      if (s < steps) copy_step(s, v_first, from, valid_words, ring, lane);
+      asm volatile("cp.async.commit_group;\n" ::);
     }
 
     float most = 0.0f;
@@ -270,59 +320,89 @@ struct PackedInt8TensorCoreFunctor {
     int acc[8][4];
 #pragma unroll
     for (int t = 0; t < 8; ++t) acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0;
-
-    for (std::int64_t batch = 0; batch < steps; batch += batch_steps) {
-      const int count = static_cast<int>(steps - batch < batch_steps ? steps - batch : batch_steps);
-      if (batch > 0) team.team_barrier();  // every warp is done with the last batch
-      build_fragments(team, v_first, batch, count, e, scratch);
-      team.team_barrier();
-      const auto* fragments = reinterpret_cast<const uint2*>(scratch) + g * 4 + q;
-      // Step s reads ring slot s mod depth and refills it with step s + depth: unrolled,
-      // so that no register copy waits for a load in flight (batch_steps is a multiple
-      // of depth).
-      for (int s0 = 0; s0 < count; s0 += depth) {
+    // lane (g, q) reads word g of variants 4 q + i (row q) and 16 + 4 q + i (row 4 + q)
+    unsigned read_low[4], read_high[4];
 #pragma unroll
-        for (int d = 0; d < depth; ++d) {
-          const int s = s0 + d;
-          if (s < count) {
-            std::uint32_t counts[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) counts[i] = packed_imma_counts<CountA2>(ring[d][i]);
-            const std::int64_t next = batch + s + depth;
-            if (next < steps)
-              load(base + next * step_variants * wpv, v_first + next * step_variants + 4 * q,
-                   word_ok, ring[d]);
-            std::uint32_t b0 = 0u, b1 = 0u;
-            if (g < 4) {  // columns 4 .. 7 of B are zero
-              const uint2 b = fragments[s * 16];
-              b0 = b.x;
-              b1 = b.y;
-            }
-            add_step(acc, counts, b0, b1);
-          }
-        }
-      }
+    for (int i = 0; i < 4; ++i) {
+      read_low[i] = ring + 4u * static_cast<unsigned>(packed_imma_ring_word(4 * q + i, g));
+      read_high[i] = ring + 4u * static_cast<unsigned>(packed_imma_ring_word(16 + 4 * q + i, g));
     }
 
+    for (int batch = 0; batch < steps; batch += batch_steps) {
+      const int count = steps - batch < batch_steps ? steps - batch : batch_steps;
+      if (batch > 0) team.team_barrier();  // every warp is done with the last batch
+      build_fragments(team, v_first, batch, count, e, fragments_bytes);
+      team.team_barrier();
+      const auto* fragments = reinterpret_cast<const uint2*>(fragments_bytes) + g * 4 + q;
+      for (int s = 0; s < count; ++s) {
+        const int step = batch + s;
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 2));
+        __syncwarp();  // every lane's copies of this step have landed
+        const unsigned slot = 4u * static_cast<unsigned>((step % stages) * stage_words);
+        std::uint32_t u[8];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          u[i] = packed_imma_counts<CountA2>(load_shared(read_low[i] + slot));
+          u[4 + i] = packed_imma_counts<CountA2>(load_shared(read_high[i] + slot));
+        }
+        __syncwarp();  // every lane has read the slot the next copy refills
+        if (step + stages - 1 < steps)
+          copy_step(step + stages - 1, v_first, from, valid_words, ring, lane);
+        asm volatile("cp.async.commit_group;\n" ::);
+        std::uint32_t b0 = 0u, b1 = 0u;
+        if (g < 4) {  // columns 4 .. 7 of B are zero
+          const uint2 b = fragments[s * 16];
+          b0 = b.x;
+          b1 = b.y;
+        }
+        add_step(acc, u, b0, b1);
+      }
+    }
+    asm volatile("cp.async.wait_all;\n" ::);
+    __syncwarp();
+
     // Lanes q = 0 hold columns 0, 1 (digits 0, 1) and q = 1 columns 2, 3 of rows g and
-    // g + 8; one exchange sums a row's digits, exactly, in 64 bits. Then q = 0 stores row
-    // g and q = 1 row g + 8.
+    // g + 8; one exchange sums a row's digits, exactly, in 64 bits. The warp's 128 sums
+    // then go through its ring (free now) so that lane L adds samples 4 L .. 4 L + 3.
+    float* const sums = reinterpret_cast<float*>(my_ring);
 #pragma unroll
     for (int t = 0; t < 8; ++t) {
       long long low = packed_imma_row_share(acc[t], q, false);
       long long high = packed_imma_row_share(acc[t], q, true);
       low += __shfl_xor_sync(0xffffffffu, low, 1);
       high += __shfl_xor_sync(0xffffffffu, high, 1);
-      if (q < 2 && word_ok) {
+      if (q < 2) {
         const int j = packed_imma_sample(t, q == 1);
-        const std::int64_t sample = 16 * word + j;
-        if (sample < num_samples) {
-          const float sum = finite ? ldexpf(__ll2float_rn(q == 0 ? low : high), -e - 2 * (j & 3))
-                                   : __int_as_float(0x7fc00000);
-          Kokkos::atomic_add(y + sample * ld + vector0, sum);
-        }
+        sums[16 * g + j] = finite ? ldexpf(__ll2float_rn(q == 0 ? low : high), -e - 2 * (j & 3))
+                                  : __int_as_float(0x7fc00000);
       }
     }
+    __syncwarp();
+    const std::int64_t sample0 = 16 * first_word + 4 * lane;
+    if (block_ok && sample0 < num_samples) {
+      float* const p = partials + (team.league_rank() % replicas) * partial_stride + sample0;
+      const float4 v = reinterpret_cast<const float4*>(sums)[lane];
+#if __CUDA_ARCH__ >= 900
+      asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y),
+                   "f"(v.z), "f"(v.w)
+                   : "memory");
+#else
+      atomicAdd(p, v.x);
+      atomicAdd(p + 1, v.y);
+      atomicAdd(p + 2, v.z);
+      atomicAdd(p + 3, v.w);
+#endif
+    }
+    __threadfence();  // the sums are visible before this team counts as done
+    // The last team to finish (its count is seen after every other team's sums) adds the
+    // replicas into y.
+    team.team_barrier();
+    auto* const last_flag = reinterpret_cast<unsigned*>(team_max);
+    if (rank == 0) {
+      *last_flag = atomicAdd(done, 1u) == num_teams - 1 ? 1u : 0u;
+    }
+    team.team_barrier();
+    if (*last_flag != 0u) finish(team);
 #else
     (void)team;  // host execution spaces never launch this kernel (no tensor cores)
 #endif
