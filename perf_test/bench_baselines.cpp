@@ -435,6 +435,19 @@ void packed_sweep(const Panel& p, kcla::bench::Timer& timer) {
       std::printf("   (%d slices x %d words, %d quads, %lld teams)\n", plan.slices,
                   plan.slice_threads, plan.slice_quads, static_cast<long long>(base));
     }
+  if (kcla::detail::packed_int8_tensor_cores_available(exec_space(), G)) {
+    std::printf("  2-bit int8 tensor cores, y = G x over the warps targeted (b2b ms)\n   ");
+    const auto warps = exec_space().concurrency() * 3 / 256;  // one wave: 24 per multiprocessor
+    for (double f : {0.25, 0.5, 1.0, 2.0}) {
+      kcla::PackedMultiplyOptions o;
+      o.kernel = kcla::PackedKernel::int8_tensor_cores;
+      o.tuning.imma_target_warps = std::max(1, static_cast<int>(static_cast<double>(warps) * f));
+      exec_space exec;
+      const auto t = timer.measure([&] { kcla::multiply(exec, G, x, y, o); }, 20, 0);
+      std::printf("  x%.2f: %.4f", f, t.b2b_mean_s * 1e3);
+    }
+    std::printf("\n");
+  }
   if (!kcla::detail::packed_tensor_cores_available(exec_space(), G)) return;
   std::printf("  2-bit tensor cores, y = G x over the tuning grid (b2b ms)\n");
   std::printf("  %8s", "warps");

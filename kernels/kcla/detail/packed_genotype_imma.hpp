@@ -27,12 +27,13 @@ namespace kcla::detail {
 /// (codes 00, 01, 10, 11 -> 2, 0, 1, 0) or A2 (0, 0, 1, 2); a missing call (01) counts 0.
 template <bool CountA2>
 KOKKOS_FORCEINLINE_FUNCTION std::uint32_t packed_imma_counts(std::uint32_t codes) {
+  const std::uint32_t high = codes >> 1;  // each field's high bit at its low position
   if constexpr (CountA2) {
     // code - (code != 0): 0, 1, 2, 3 -> 0, 0, 1, 2; no field borrows from the next
-    return codes - ((codes | (codes >> 1)) & 0x55555555u);
+    return codes - ((codes | high) & 0x55555555u);
   } else {
-    // low bit: high & ~low; high bit: ~high & ~low
-    return ((codes >> 1) & ~codes & 0x55555555u) | (~codes & ~(codes << 1) & 0xAAAAAAAAu);
+    // low bit: high & ~low; high bit: ~high & ~low (three-input logic operations)
+    return (high & ~codes & 0x55555555u) | (~codes & ~(codes << 1) & 0xAAAAAAAAu);
   }
 }
 
@@ -153,7 +154,7 @@ struct PackedInt8TensorCoreFunctor {
   static constexpr int words_per_warp = 8;  // 128 samples
   static constexpr int step_variants = 32;
   static constexpr int batch_steps = 32;
-  static constexpr int stages = 4;
+  static constexpr int stages = 4;                                    // a power of 2
   static constexpr int stage_words = step_variants * words_per_warp;  // 1 KiB
   // int32 sums stay exact for 2^31 / (32 x 128 x 128) steps
   static constexpr int max_chunk_steps = 4096;
@@ -199,22 +200,27 @@ struct PackedInt8TensorCoreFunctor {
     return v;
   }
 
-  /// Starts the copy of step s's words of the lane's variant (two 16-byte pieces, zeros
-  /// past the last variant and the last word) into ring slot s mod stages.
-  __device__ __forceinline__ void copy_step(int s, std::int64_t v_first, const std::uint32_t* from,
-                                            int valid_words, unsigned ring, int lane) const {
-    const bool ok = v_first + static_cast<std::int64_t>(s) * step_variants + lane < num_variants;
-    const int bytes0 = ok ? (valid_words >= 4 ? 16 : 4 * valid_words) : 0;
-    const int bytes1 =
-        ok ? (valid_words >= 8 ? 16 : (valid_words > 4 ? 4 * (valid_words - 4) : 0)) : 0;
+  /// Where a lane's copies go and come from: its variant's first 16-byte piece in a ring
+  /// stage (the second follows it), the two pieces' byte counts (fewer past the panel's
+  /// last word: zeros fill the rest), its words of step 0, and the steps that hold its
+  /// variant (later steps copy zeros).
+  struct CopyLane {
+    unsigned to = 0;
+    int bytes0 = 0, bytes1 = 0;
+    int steps = 0;
+    const std::uint32_t* from = nullptr;
+  };
+
+  /// Starts the copy of step s into ring slot s mod stages.
+  __device__ __forceinline__ void copy_step(int s, const CopyLane& c, unsigned ring) const {
+    const bool ok = s < c.steps;
+    const int bytes0 = ok ? c.bytes0 : 0, bytes1 = ok ? c.bytes1 : 0;
     const std::uint32_t* source =
-        from + static_cast<std::int64_t>(s) * step_variants * words_per_variant;
-    const unsigned slot = ring + 4u * static_cast<unsigned>((s % stages) * stage_words);
-    const unsigned to0 = slot + 4u * static_cast<unsigned>(packed_imma_ring_word(lane, 0));
-    const unsigned to1 = slot + 4u * static_cast<unsigned>(packed_imma_ring_word(lane, 4));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to0),
+        c.from + static_cast<std::int64_t>(s) * (step_variants * words_per_variant);
+    const unsigned to = ring + static_cast<unsigned>((s & (stages - 1)) * stage_words * 4) + c.to;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
                  "l"(bytes0 ? source : words), "r"(bytes0));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to1),
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to + 16u),
                  "l"(bytes1 ? source + 4 : words), "r"(bytes1));
   }
 
@@ -248,17 +254,17 @@ struct PackedInt8TensorCoreFunctor {
   }
 
   /// y = the sum of the replicas, which go back to zero; by the last team to finish.
+  /// Every load before any store: the loads are independent and in flight together.
   __device__ void finish(const member_type& team) const {
     __threadfence();
     for (std::int64_t s = team.team_rank(); s < num_samples; s += team.team_size()) {
       float sum = 0.0f;
-      for (int r = 0; r < replicas; ++r) {
-        float* p = partials + r * partial_stride + s;
-        sum += __ldcg(p);
-        *p = 0.0f;
-      }
+      for (int r = 0; r < replicas; ++r) sum += __ldcg(partials + r * partial_stride + s);
       y[s * ld + vector0] = sum;
     }
+    team.team_barrier();
+    for (std::int64_t i = team.team_rank(); i < replicas * partial_stride; i += team.team_size())
+      partials[i] = 0.0f;
     if (team.team_rank() == 0) *done = 0u;
   }
 #endif
@@ -296,11 +302,19 @@ struct PackedInt8TensorCoreFunctor {
                                                        ? words_per_variant - first_word
                                                        : words_per_warp)
                                 : 0;
-    const std::uint32_t* const from =
-        words + (v_first + lane) * words_per_variant + (block_ok ? first_word : 0);
+    CopyLane copy;
+    copy.to = 4u * static_cast<unsigned>(packed_imma_ring_word(lane, 0));
+    copy.bytes0 = valid_words >= 4 ? 16 : 4 * valid_words;
+    copy.bytes1 = valid_words >= 8 ? 16 : (valid_words > 4 ? 4 * (valid_words - 4) : 0);
+    copy.from = words + (v_first + lane) * words_per_variant + (block_ok ? first_word : 0);
+    {
+      const std::int64_t left = num_variants - v_first - lane;  // variants at or after its own
+      const std::int64_t real = left > 0 ? (left + step_variants - 1) / step_variants : 0;
+      copy.steps = static_cast<int>(real < steps ? real : steps);
+    }
 #pragma unroll
     for (int s = 0; s < stages - 1; ++s) {
-      if (s < steps) copy_step(s, v_first, from, valid_words, ring, lane);
+      if (s < steps) copy_step(s, copy, ring);
       asm volatile("cp.async.commit_group;\n" ::);
     }
 
@@ -338,7 +352,7 @@ struct PackedInt8TensorCoreFunctor {
         const int step = batch + s;
         asm volatile("cp.async.wait_group %0;\n" ::"n"(stages - 2));
         __syncwarp();  // every lane's copies of this step have landed
-        const unsigned slot = 4u * static_cast<unsigned>((step % stages) * stage_words);
+        const unsigned slot = static_cast<unsigned>((step & (stages - 1)) * stage_words * 4);
         std::uint32_t u[8];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -346,8 +360,7 @@ struct PackedInt8TensorCoreFunctor {
           u[4 + i] = packed_imma_counts<CountA2>(load_shared(read_high[i] + slot));
         }
         __syncwarp();  // every lane has read the slot the next copy refills
-        if (step + stages - 1 < steps)
-          copy_step(step + stages - 1, v_first, from, valid_words, ring, lane);
+        if (step + stages - 1 < steps) copy_step(step + stages - 1, copy, ring);
         asm volatile("cp.async.commit_group;\n" ::);
         std::uint32_t b0 = 0u, b1 = 0u;
         if (g < 4) {  // columns 4 .. 7 of B are zero
