@@ -78,12 +78,16 @@ struct PackedGenotypeTuning {
 
 /// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
 /// device, quad_tables for one vector, tables up to PackedGenotypeTuning::table_max_vectors
-/// vectors, tiles above (tensor_cores measured slower than quad_tables on an H200). The
-/// others force one (every kernel runs on every space; tests use that). quad_tables runs
-/// pair tables instead when its smallest tables do not fit the team scratch
-/// (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores runs quad_tables instead
-/// where it does not run: Scalar double, code values other than 0 .. 3, host spaces, GPUs
-/// without sm_80 tensor cores (packed_tensor_cores_available says which).
+/// vectors, tiles above (tensor_cores measured slower than quad_tables on an H200;
+/// int8_tensor_cores faster on panels of few samples, slower on scrm2504:
+/// docs/packed-genotypes.md). The others force one (every kernel runs on every space; tests
+/// use that). quad_tables runs pair tables instead when its smallest tables do not fit the
+/// team scratch (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores and
+/// int8_tensor_cores run quad_tables instead where they do not run: Scalar double, host
+/// spaces, GPUs without sm_80 tensor cores (packed_tensor_cores_available and
+/// packed_int8_tensor_cores_available say which; tensor_cores also needs code values
+/// 0 .. 3). int8_tensor_cores keeps a workspace with the matrix: products with one matrix
+/// on several execution space instances at once must not use it.
 enum class PackedKernel {
   automatic,
   tables,
