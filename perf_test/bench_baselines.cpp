@@ -438,13 +438,18 @@ void packed_sweep(const Panel& p, kcla::bench::Timer& timer) {
   if (kcla::detail::packed_int8_tensor_cores_available(exec_space(), G)) {
     std::printf("  2-bit int8 tensor cores, y = G x over the warps targeted (b2b ms)\n   ");
     const auto warps = exec_space().concurrency() * 3 / 256;  // one wave: 24 per multiprocessor
-    for (double f : {0.25, 0.5, 1.0, 2.0}) {
-      kcla::PackedMultiplyOptions o;
-      o.kernel = kcla::PackedKernel::int8_tensor_cores;
-      o.tuning.imma_target_warps = std::max(1, static_cast<int>(static_cast<double>(warps) * f));
-      exec_space exec;
-      const auto t = timer.measure([&] { kcla::multiply(exec, G, x, y, o); }, 20, 0);
-      std::printf("  x%.2f: %.4f", f, t.b2b_mean_s * 1e3);
+    for (const int replicas : {0, 1, 4}) {
+      std::printf("  replicas %d (0: automatic):", replicas);
+      for (double f : {0.25, 0.5, 1.0, 2.0}) {
+        kcla::PackedMultiplyOptions o;
+        o.kernel = kcla::PackedKernel::int8_tensor_cores;
+        o.tuning.imma_replicas = replicas;
+        o.tuning.imma_target_warps = std::max(1, static_cast<int>(static_cast<double>(warps) * f));
+        exec_space exec;
+        const auto t = timer.measure([&] { kcla::multiply(exec, G, x, y, o); }, 20, 0);
+        std::printf("  x%.2f: %.4f", f, t.b2b_mean_s * 1e3);
+      }
+      std::printf("\n   ");
     }
     std::printf("\n");
   }

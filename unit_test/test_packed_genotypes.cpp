@@ -150,8 +150,10 @@ std::vector<std::pair<std::string, kcla::PackedGenotypeTuning>> tunings() {
   small.mma_team_warps = 3;
   small.mma_min_part_steps = 1;  // parts of two steps: many teams, a partial last batch
   small.mma_target_warps = 1 << 20;
-  kcla::PackedGenotypeTuning tight;  // quad tables: one slice of one quad
+  small.imma_target_warps = 1 << 20;  // int8 tensor cores: many ranges, 32 replicas
+  kcla::PackedGenotypeTuning tight;   // quad tables: one slice of one quad
   tight.max_team_scratch_bytes = 7000;
+  tight.imma_replicas = 1;             // int8 tensor cores: sums straight into y where it can
   kcla::PackedGenotypeTuning cramped;  // quad tables do not fit: pair tables instead
   cramped.max_team_scratch_bytes = 700;
   return {{"default tuning", {}},

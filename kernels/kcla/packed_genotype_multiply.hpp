@@ -58,6 +58,9 @@ struct PackedGenotypeTuning {
   // teams of up to 8 warps on consecutive blocks of 128 samples, one range of variants
   // each, ranges until there are about imma_target_warps warps.
   int imma_target_warps = 0;  ///< 0: one wave (3 teams of 8 warps per multiprocessor)
+  /// Replicas of the partial sums (1 .. 32; 0: about one per 64 ranges of variants). With
+  /// one replica and a contiguous y the sums go straight into y, zeroed first.
+  int imma_replicas = 0;
 
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
   // tile_vector_groups threads owns tile_samples samples x (tile_vector_groups x 2, 4 or 8)
@@ -572,7 +575,8 @@ inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample
   plan.chunk_steps = (plan.num_steps + chunks - 1) / chunks;
   if (plan.chunk_steps > functor::max_chunk_steps) plan.chunk_steps = functor::max_chunk_steps;
   plan.num_chunks = (plan.num_steps + plan.chunk_steps - 1) / plan.chunk_steps;
-  plan.replicas = packed_imma_replicas(plan.num_chunks);
+  plan.replicas = tuning.imma_replicas > 0 ? (tuning.imma_replicas > 32 ? 32 : tuning.imma_replicas)
+                                           : packed_imma_replicas(plan.num_chunks);
   return plan;
 }
 
@@ -613,10 +617,16 @@ void packed_int8_tensor_cores_launch(const ExecutionSpace& exec,
   f.block_warps = plan.block_warps;
   f.replicas = plan.replicas;
   f.partial_stride = (G.num_samples() + 3) / 4 * 4;
-  const auto workspace = G.int8_workspace(
-      exec, static_cast<std::size_t>(plan.replicas) * static_cast<std::size_t>(f.partial_stride));
-  f.partials = workspace.first;
-  f.done = workspace.second;
+  f.direct = plan.replicas == 1 && B == 1 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
+  if (f.direct) {
+    packed_zero(exec, y, G.num_samples());
+    f.partials = y;
+  } else {
+    const auto workspace = G.int8_workspace(
+        exec, static_cast<std::size_t>(plan.replicas) * static_cast<std::size_t>(f.partial_stride));
+    f.partials = workspace.first;
+    f.done = workspace.second;
+  }
   const int league =
       packed_league(plan.team_groups * plan.num_chunks, "the integer tensor-core kernel");
   f.num_teams = static_cast<unsigned>(league);

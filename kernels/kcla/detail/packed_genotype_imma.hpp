@@ -109,9 +109,11 @@ KOKKOS_FORCEINLINE_FUNCTION int packed_imma_fragment_byte(int s, int n, int k) {
 /// the row (columns 4 .. 7 are zero); exact in 64 bits.
 KOKKOS_FORCEINLINE_FUNCTION long long packed_imma_row_share(const int* d, int q, bool high) {
   if (q >= 2) return 0;
-  const int shift = 16 * q;
+  // Multiplying, not shifting: the sums are signed and a left shift of a negative value is
+  // undefined; the compiler emits the same shift for the power of two.
+  const long long scale = q == 0 ? 1LL : 65536LL;
   const int* c = high ? d + 2 : d;
-  return (static_cast<long long>(c[0]) << shift) + (static_cast<long long>(c[1]) << (shift + 8));
+  return (static_cast<long long>(c[0]) + static_cast<long long>(c[1]) * 256LL) * scale;
 }
 
 /// The power of two that makes the largest |x| of a team 2^29 .. 2^30 (0 for 0).
@@ -172,6 +174,7 @@ struct PackedInt8TensorCoreFunctor {
   std::int64_t num_steps = 1, chunk_steps = 1, partial_stride = 0;
   int block_warps = 1, replicas = 1;
   unsigned num_teams = 1;
+  bool direct = false;  // partials is y itself (contiguous, zeroed): no replicas, no finish
 
   static KOKKOS_INLINE_FUNCTION std::size_t scratch_bytes(int warps) {
     return static_cast<std::size_t>(batch_steps) * fragment_bytes_per_step +
@@ -396,17 +399,21 @@ struct PackedInt8TensorCoreFunctor {
       float* const p = partials + (team.league_rank() % replicas) * partial_stride + sample0;
       const float4 v = reinterpret_cast<const float4*>(sums)[lane];
 #if __CUDA_ARCH__ >= 900
-      asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y),
-                   "f"(v.z), "f"(v.w)
-                   : "memory");
+      if (!direct || sample0 + 4 <= num_samples) {
+        asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y),
+                     "f"(v.z), "f"(v.w)
+                     : "memory");
+      } else {
 #else
-      atomicAdd(p, v.x);
-      atomicAdd(p + 1, v.y);
-      atomicAdd(p + 2, v.z);
-      atomicAdd(p + 3, v.w);
+      {
 #endif
+        const float four[4] = {v.x, v.y, v.z, v.w};
+        for (int i = 0; i < 4 && (!direct || sample0 + i < num_samples); ++i)
+          atomicAdd(p + i, four[i]);
+      }
     }
-    __threadfence();  // the sums are visible before this team counts as done
+    if (direct) return;  // the sums went straight into y, zeroed beforehand
+    __threadfence();     // the sums are visible before this team counts as done
     // The last team to finish (its count is seen after every other team's sums) adds the
     // replicas into y.
     team.team_barrier();
