@@ -76,7 +76,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git patch xz-utils ca-certificates
   libhdf5-dev hdf5-tools libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
   libopenblas-dev liblapacke-dev libhts-dev libgraphblas-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   clang clang-format clang-tidy libclang-rt-14-dev
   python3 python3-numpy python3-matplotlib
   scrm plink2

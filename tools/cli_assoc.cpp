@@ -20,42 +20,49 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kHelp = R"(usage: kcla assoc FILESET [options]
-
-Marginal association of every variant of a PLINK 1 fileset (FILESET.bed/.bim/.fam) with
-quantitative phenotypes: for each variant and phenotype the least-squares fit of
-phenotype ~ intercept + covariates + A1 allele count over the samples with the
-phenotype, every covariate and the variant's call present, as `plink2 --glm hide-covar`
-(linear regression). A1, the allele counted, is the minor one as plink2 chooses it: the
-.bim's sixth column (REF) where the fifth (ALT) has frequency above 1/2 among the
-founders' calls, else ALT (also without founders). BETA, SE, T_STAT and the
-two-sided P from Student's t with OBS_CT - covariates - 2 degrees of freedom. The genotypes
-are compressed to a grammar; one batched left product per set of phenotypes with the same
-samples does the work, never densifying.
-
-options:
-  --pheno FILE        phenotypes: FID IID value... (header #FID/FID/#IID/IID optional);
-                      the .fam's sixth column (PHENO1) is analysed too where it has values,
-                      as plink2 does. Missing: -9, NA, nan, '.'
-  --pheno-name A,B    only these phenotype columns
-  --covar FILE        covariates, same layout; samples missing any are left out
-  --covar-name A,B    only these covariate columns
-  --a1 A              minor (default, as above) or alt (always the fifth column, as
-                      plink2 --glm omit-ref)
-  --max-vif V         no statistics where the genotype's variance inflation factor on the
-                      covariates exceeds V (default 50, as plink2 --vif): ERRCODE
-                      VIF_INFINITE
-  --precision P       fp64 (default) or fp32 products
-  --backend B         cuda, openmp or serial (default: the build's default device)
-  --threads N         RePair threads
-  -o, --output BASE   writes BASE.NAME.glm.linear per phenotype (default: FILESET.kcla)
-
-Columns: #CHROM POS ID REF ALT A1 TEST OBS_CT BETA SE T_STAT P ERRCODE (plink2's). Variants
+Command assoc_command() {
+  Command c("kcla assoc FILESET [options]",
+            "Marginal association of every variant of a PLINK 1 fileset "
+            "(FILESET.bed/.bim/.fam) with quantitative phenotypes: for each variant and "
+            "phenotype the least-squares fit of phenotype ~ intercept + covariates + A1 allele "
+            "count over the samples with the phenotype, every covariate and the variant's call "
+            "present, as `plink2 --glm hide-covar` (linear regression). A1, the allele counted, "
+            "is the minor one as plink2 chooses it: the .bim's sixth column (REF) where the "
+            "fifth (ALT) has frequency above 1/2 among the founders' calls, else ALT (also "
+            "without founders). BETA, SE, T_STAT and the two-sided P from Student's t with "
+            "OBS_CT - covariates - 2 degrees of freedom. The genotypes are compressed to a "
+            "grammar; one batched left product per set of phenotypes with the same samples does "
+            "the work, never densifying.");
+  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+      .text("--pheno", "FILE",
+            "phenotypes: FID IID value... (header #FID/FID/#IID/IID optional); the .fam's "
+            "sixth column (PHENO1) is analysed too where it has values, as plink2 does. "
+            "Missing: -9, NA, nan, '.'")
+      .text("--pheno-name", "A,B", "only these phenotype columns")
+      .text("--covar", "FILE", "covariates, same layout; samples missing any are left out")
+      .text("--covar-name", "A,B", "only these covariate columns")
+      .choice("--a1", {"minor", "alt"},
+              "minor (default, as above) or alt (always the fifth column, as plink2 --glm "
+              "omit-ref)")
+      .real("--max-vif", "V",
+            "no statistics where the genotype's variance inflation factor on the covariates "
+            "exceeds V (default 50, as plink2 --vif): ERRCODE VIF_INFINITE",
+            1.0)
+      .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32 products")
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the products run (default: the build's default device)")
+      .integer("--threads", "N", "RePair threads (default 0: all cores)", 0, 1 << 16)
+      .text("-o,--output", "BASE",
+            "writes BASE.NAME.glm.linear per phenotype (default: FILESET.kcla)")
+      .flag("--quiet", "no summary on stderr")
+      .footer(
+          R"(Columns: #CHROM POS ID REF ALT A1 TEST OBS_CT BETA SE T_STAT P ERRCODE (plink2's). Variants
 with a negative .bim coordinate are left out, as PLINK leaves them out. Case/control
 phenotypes (values 0, 1, 2 only) are skipped: plink2 fits logistic regression to them.
 Where the founders' ALT frequency is exactly 1/2, plink2 v2.00a3.5 sometimes counts REF:
-use --a1 alt (and plink2's omit-ref) to compare such variants.
-)";
+use --a1 alt (and plink2's omit-ref) to compare such variants.)");
+  return c;
+}
 
 // Per variant: true when A1 is the .bim's sixth column (REF), i.e. ALT (what the matrix
 // counts) has frequency above 1/2 over the founders' present calls.
@@ -137,13 +144,12 @@ bool is_case_control(const SampleTable& t, std::size_t column, std::size_t sampl
 }  // namespace
 
 int run_assoc(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"help", "quiet"});
+  auto command = assoc_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"pheno", "pheno-name", "covar", "covar-name", "a1", "max-vif", "precision",
-                   "backend", "threads", "output", "help", "quiet"});
   if (args.positional().size() != 1) throw UsageError("assoc needs exactly one FILESET");
   const std::string precision = args.get("precision", "fp64");
   if (precision != "fp64" && precision != "fp32") throw UsageError("--precision: fp64 or fp32");

@@ -21,68 +21,6 @@
 
 namespace kcla::cli {
 
-Arguments::Arguments(int argc, char** argv, int first, const std::vector<std::string>& flags) {
-  for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
-      auto eq = a.find('=');
-      std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (eq != std::string::npos) {
-        options_[name] = a.substr(eq + 1);
-      } else if (std::find(flags.begin(), flags.end(), name) != flags.end()) {
-        options_[name] = "1";
-      } else {
-        if (i + 1 >= argc) throw UsageError("option --" + name + " needs a value");
-        options_[name] = argv[++i];
-      }
-    } else if (a == "-o") {
-      if (i + 1 >= argc) throw UsageError("option -o needs a value");
-      options_["output"] = argv[++i];
-    } else if (a == "-h") {
-      options_["help"] = "1";
-    } else {
-      positional_.push_back(a);
-    }
-  }
-}
-
-std::string Arguments::get(const std::string& name, const std::string& fallback) const {
-  auto it = options_.find(name);
-  return it == options_.end() ? fallback : it->second;
-}
-
-std::int64_t Arguments::get_int(const std::string& name, std::int64_t fallback) const {
-  if (!has(name)) return fallback;
-  const auto& v = options_.at(name);
-  try {
-    std::size_t used = 0;
-    const auto n = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return n;
-  } catch (const std::exception&) {
-    throw UsageError("--" + name + " expects an integer, got '" + v + "'");
-  }
-}
-
-double Arguments::get_double(const std::string& name, double fallback) const {
-  if (!has(name)) return fallback;
-  const auto& v = options_.at(name);
-  try {
-    std::size_t used = 0;
-    const double d = std::stod(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return d;
-  } catch (const std::exception&) {
-    throw UsageError("--" + name + " expects a number, got '" + v + "'");
-  }
-}
-
-void Arguments::allow_only(const std::vector<std::string>& known) const {
-  for (const auto& [name, value] : options_)
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw UsageError("unknown option --" + name + " (see --help)");
-}
-
 bool stderr_is_terminal() {
   return ::isatty(STDERR_FILENO) == 1;
 }
@@ -193,31 +131,6 @@ std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
     if (declared > memory_limit_bytes / kMatrixMarketBytesPerEntry) return blocks;
   }
   return std::make_unique<WholeMatrixSource>(read_sparse_matrix(path), path);
-}
-
-std::int64_t parse_bytes(const std::string& text, const std::string& option) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  double scale = 1;
-  const std::string unit = text.substr(used);
-  if (unit == "K" || unit == "k")
-    scale = 1024.0;
-  else if (unit == "M" || unit == "m")
-    scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g")
-    scale = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "t")
-    scale = 1024.0 * 1024 * 1024 * 1024;
-  else if (!unit.empty())
-    used = 0;
-  if (used == 0 || !(value >= 0))
-    throw UsageError("--" + option + ": '" + text + "' is not a size (e.g. 512M, 8G)");
-  return static_cast<std::int64_t>(value * scale);
 }
 
 std::int64_t peak_rss_bytes() {

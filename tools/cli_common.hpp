@@ -1,6 +1,8 @@
-// Shared pieces of the kcla command-line tool: argument parsing, exit codes, back-end
-// dispatch, progress display.
+// Shared pieces of the kcla command-line tool: exit codes, input loading, back-end dispatch,
+// progress display (the options themselves: cli_options.hpp).
 #pragma once
+
+#include "cli_options.hpp"
 
 #include <kcla/column_block_source.hpp>
 #include <kcla/config.hpp>
@@ -23,29 +25,6 @@ namespace kcla::cli {
 /// 2 usage error.
 enum ExitCode { ok = 0, failure = 1, usage = 2 };
 
-class UsageError : public Error {
- public:
-  using Error::Error;
-};
-
-/// `--name value`, `--name=value` and bare flags, plus positional arguments.
-class Arguments {
- public:
-  /// `flags` lists options that take no value.
-  Arguments(int argc, char** argv, int first, const std::vector<std::string>& flags);
-  bool has(const std::string& name) const { return options_.count(name) > 0; }
-  std::string get(const std::string& name, const std::string& fallback = "") const;
-  std::int64_t get_int(const std::string& name, std::int64_t fallback) const;
-  double get_double(const std::string& name, double fallback) const;
-  const std::vector<std::string>& positional() const { return positional_; }
-  /// Throws UsageError naming an option not in `known`.
-  void allow_only(const std::vector<std::string>& known) const;
-
- private:
-  std::map<std::string, std::string> options_;
-  std::vector<std::string> positional_;
-};
-
 /// Reads any matrix kcla knows into a grammar: a kcla .h5 grammar as is; mm-repair files
 /// (BASE.vc.R present; needs cols); anything read_sparse_matrix reads, compressed.
 Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
@@ -58,9 +37,6 @@ Grammar load_grammar(const std::string& path, const Arguments& args, bool show_p
 std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
                                                       bool ranks_split_columns = false,
                                                       std::int64_t memory_limit_bytes = 0);
-
-/// "512M", "8G", "1.5T", "1000000" (bytes); UsageError naming `option` otherwise.
-std::int64_t parse_bytes(const std::string& text, const std::string& option);
 
 /// Values of --x: text (whitespace separated) or .bin (float32).
 std::vector<double> read_values(const std::string& path);

@@ -19,39 +19,49 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kCompressHelp = R"(usage: kcla compress IN -o OUT.h5 [options]
+// RePair options, shared by compress, info and multiply (a matrix that must be compressed).
+Command& repair_options(Command& c) {
+  return c
+      .integer("--block-rows", "N",
+               "compress N rows per block, blocks in parallel, rules merged into one grammar "
+               "(default 0: one block)",
+               0)
+      .integer("--threads", "N", "threads for blocks (default 0: all cores)", 0, 1 << 16)
+      .integer("--cols", "N", "column count of mm-repair input", 1);
+}
 
-Compresses a sparse matrix into a kcla grammar file (HDF5; docs/format.md).
-IN: Matrix Market (.mtx), PLINK fileset (.bed/.bim/.fam or base name), VCF/BCF
-(.vcf, .vcf.gz, .bcf: genotype dosages, samples x variants, non-REF allele counts from GT;
-needs a kcla built with htslib), ms/scrm output (.ms, .scrm), METIS graph (.graph), or an
-mm-repair base name (with --cols).
+Command compress_command() {
+  Command c("kcla compress IN -o OUT.h5 [options]",
+            "Compresses a sparse matrix into a kcla grammar file (HDF5; docs/format.md).\nIN: "
+            "Matrix Market (.mtx), PLINK fileset (.bed/.bim/.fam or base name), VCF/BCF (.vcf, "
+            ".vcf.gz, .bcf: genotype dosages, samples x variants, non-REF allele counts from "
+            "GT; needs a kcla built with htslib), ms/scrm output (.ms, .scrm), METIS graph "
+            "(.graph), or an mm-repair base name (with --cols).");
+  c.positional("IN", "the matrix to compress")
+      .text("-o,--output", "FILE", "the grammar file to write (required; written atomically)")
+      .integer("--block-cols", "N",
+               "stream the panel in blocks of N columns (variants), compress the blocks in "
+               "parallel and write a block grammar file; memory is bounded by the blocks in "
+               "flight. Under mpirun each rank compresses its share of the blocks and the ranks "
+               "write one file together (parallel HDF5). PLINK filesets stream from the .bed.",
+               0)
+      .bytes("--memory-limit",
+             "with --block-cols: bytes the blocks in flight may take (e.g. 8G; default: half of "
+             "this machine's memory)");
+  repair_options(c).flag("--quiet", "no progress bar (it shows only on a terminal anyway)");
+  return c;
+}
 
-options:
-  -o, --output FILE    the grammar file to write (required; written atomically)
-  --block-cols N       stream the panel in blocks of N columns (variants), compress the
-                       blocks in parallel and write a block grammar file; memory is
-                       bounded by the blocks in flight. Under mpirun each rank compresses
-                       its share of the blocks and the ranks write one file together
-                       (parallel HDF5). PLINK filesets stream from the .bed.
-  --memory-limit SIZE  with --block-cols: bytes the blocks in flight may take (e.g. 8G;
-                       default: half of this machine's memory)
-  --block-rows N       compress N rows per block, blocks in parallel, rules merged into
-                       one grammar (default: one block)
-  --threads N          threads for blocks (default: all cores)
-  --cols N             column count of mm-repair input
-  --quiet              no progress bar (it shows only on a terminal anyway)
-)";
-
-const char* kInfoHelp = R"(usage: kcla info FILE
-
-Prints shape, nnz, |V|, |R|, |C|, depth L, widest level, w*, +pt and the device bytes of
-each sweep schedule next to CSR's (fp32, B = 1 and 64). FILE: anything `kcla compress`
-reads; non-grammar input is compressed first.
-
-options:
-  --cols N, --block-rows N, --threads N   as for compress
-)";
+Command info_command() {
+  Command c("kcla info FILE [options]",
+            "Prints shape, nnz, |V|, |R|, |C|, depth L, widest level, w*, +pt and the device "
+            "bytes of each sweep schedule next to CSR's (fp32, B = 1 and 64). FILE: anything "
+            "`kcla compress` reads; non-grammar input is compressed first (the options below "
+            "are compress's).");
+  c.positional("FILE", "a grammar, block grammar or any matrix `kcla compress` reads");
+  repair_options(c).flag("--quiet", "no progress bar");
+  return c;
+}
 
 }  // namespace
 
@@ -140,13 +150,12 @@ int compress_in_blocks(const Arguments& args, bool progress) {
 }  // namespace
 
 int run_compress(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"quiet", "help"});
+  auto command = compress_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kCompressHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only(
-      {"output", "block-rows", "block-cols", "memory-limit", "threads", "cols", "quiet", "help"});
   if (args.positional().size() != 1)
     throw UsageError("compress needs exactly one input (see --help)");
   if (!args.has("output")) throw UsageError("compress needs -o OUT.h5");
@@ -166,12 +175,12 @@ int run_compress(int argc, char** argv) {
 }
 
 int run_info(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"help", "quiet"});
+  auto command = info_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kInfoHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"cols", "block-rows", "threads", "help", "quiet"});
   if (args.positional().size() != 1) throw UsageError("info needs exactly one FILE (see --help)");
   if (is_block_grammar_hdf5(args.positional()[0])) {
     const auto path = args.positional()[0];

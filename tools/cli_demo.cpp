@@ -21,12 +21,19 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kHelp = R"(usage: kcla demo [--individuals N] [--snps M] [--seed S] [--backend B]
-
-Simulates an N x M genotype panel (default 1000 x 20000, mosaic haplotypes), compresses it
-with RePair, computes polygenic scores y = G beta on the grammar (single vector and a
-batch of 16), verifies them against a CSR product and prints structure and timings.
-)";
+Command demo_command() {
+  Command c("kcla demo [options]",
+            "Simulates an N x M genotype panel (default 1000 x 20000, mosaic haplotypes), "
+            "compresses it with RePair, computes polygenic scores y = G beta on the grammar "
+            "(single vector and a batch of 16), verifies them against a CSR product and prints "
+            "structure and timings.");
+  c.integer("--individuals", "N", "samples of the panel (default 1000)", 1, 1 << 24)
+      .integer("--snps", "M", "variants of the panel (default 20000)", 1, 1 << 28)
+      .integer("--seed", "S", "seed of the panel (default 1)")
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the products run (default: the build's default device)");
+  return c;
+}
 
 template <class F>
 double median_seconds(F&& f, int repeat) {
@@ -126,12 +133,12 @@ int demo_on(const Arguments& args) {
 }  // namespace
 
 int run_demo(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"help"});
+  auto command = demo_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"individuals", "snps", "seed", "backend", "help"});
   if (!args.positional().empty()) throw UsageError("demo takes no positional arguments");
   int code = ok;
   with_backend(args.get("backend"), [&](const std::string& name) {

@@ -14,43 +14,43 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kGenerateHelp = R"(usage: kcla generate --samples N --variants M -o BASE [options]
-
-Writes a synthetic genotype panel (N samples x M variants, values 0/1/2) as the PLINK
-fileset BASE.bed/.bim/.fam, streaming: memory stays bounded by one block of variants
-whatever the size. The model (docs/panel-generator.md): sample haplotypes are mosaics
-of K founder haplotypes (Li & Stephens-like copying with exponential run lengths); the
-founders' alleles follow local coalescent trees, so the allele-frequency spectrum is
-neutral (~ 1/f) and LD decays with distance; recent mutations on copied segments add
-the rare variants. The same options and seed give the same panel on any thread count.
-
-options:
-  -o, --output BASE      fileset to write (BASE.bed/.bim/.fam; written atomically)
-  --samples N            individuals (rows; required)
-  --variants M           variants (columns; required)
-  --ploidy P             haplotypes per individual: 2 (values 0/1/2, default) or 1
-  --founders K           founder haplotypes (default 64)
-  --switch-rate R        per variant, chance a haplotype switches founder (default 1e-3)
-  --tree-span S          mean variants under one founder genealogy (default 200)
-  --rare-fraction F      share of recent-mutation variants (default: the neutral share)
-  --sfs-exponent A       frequency density ~ f^-A (default 1, neutral)
-  --seed S               random seed (default 1)
-  --threads T            threads (default: all cores)
-  --block-cols C         variants per block (default: about 2^25 calls per block)
-  --quiet                no progress line (it shows only on a terminal anyway)
-)";
+Command generate_command() {
+  Command c("kcla generate --samples N --variants M -o BASE [options]",
+            "Writes a synthetic genotype panel (N samples x M variants, values 0/1/2) as the "
+            "PLINK fileset BASE.bed/.bim/.fam, streaming: memory stays bounded by one block of "
+            "variants whatever the size. The model (docs/panel-generator.md): sample haplotypes "
+            "are mosaics of K founder haplotypes (Li & Stephens-like copying with exponential "
+            "run lengths); the founders' alleles follow local coalescent trees, so the "
+            "allele-frequency spectrum is neutral (~ 1/f) and LD decays with distance; recent "
+            "mutations on copied segments add the rare variants. The same options and seed give "
+            "the same panel on any thread count.");
+  // Ranges the generator itself checks are left to it: its messages name the option.
+  c.text("-o,--output", "BASE", "fileset to write (BASE.bed/.bim/.fam; written atomically)")
+      .integer("--samples", "N", "individuals (rows; required)")
+      .integer("--variants", "M", "variants (columns; required)")
+      .integer("--ploidy", "P", "haplotypes per individual: 2 (values 0/1/2, default) or 1")
+      .integer("--founders", "K", "founder haplotypes (default 64)")
+      .real("--switch-rate", "R", "per variant, chance a haplotype switches founder (default 1e-3)")
+      .real("--tree-span", "S", "mean variants under one founder genealogy (default 200)")
+      .real("--rare-fraction", "F",
+            "share of recent-mutation variants (default: the neutral share)")
+      .real("--sfs-exponent", "A", "frequency density ~ f^-A (default 1, neutral)")
+      .integer("--seed", "S", "random seed (default 1)")
+      .integer("--threads", "T", "threads (default 0: all cores)", 0, 1 << 16)
+      .integer("--block-cols", "C", "variants per block (default 0: about 2^25 calls per block)", 0)
+      .flag("--quiet", "no progress line (it shows only on a terminal anyway)");
+  return c;
+}
 
 }  // namespace
 
 int run_generate(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"quiet", "help"});
+  auto command = generate_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kGenerateHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"output", "samples", "variants", "ploidy", "founders", "switch-rate",
-                   "tree-span", "rare-fraction", "sfs-exponent", "seed", "threads", "block-cols",
-                   "quiet", "help"});
   if (!args.positional().empty())
     throw UsageError("generate takes no positional argument (see --help)");
   if (!args.has("output")) throw UsageError("generate needs -o BASE");

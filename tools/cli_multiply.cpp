@@ -25,47 +25,60 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kHelp = R"(usage: kcla multiply FILE [options]
-
-Multiplies a matrix by x (or B vectors X) with the grammar engine and times it.
-FILE is a kcla grammar (.h5) or anything `kcla compress` reads (compressed first).
-
-options:
-  --transpose          the left product z = A^T y (y: one value per row, z: one per column)
-  --x FILE             input values: text (whitespace separated) or .bin (float32);
-                       cols x B values (rows x B with --transpose), the B values of one
-                       column together
-  --random             random input (default when --x is absent); --seed N to repeat
-  --semiring S         plus_times (default), boolean, min_plus
-  --precision P        fp32 (default) or fp64 (plus_times and min_plus)
-  --batch B            number of right-hand sides (default 1)
-  --schedule S         auto (default), full_array, layered
-  --launch L           auto (default), per_level, graph (per-level launches replayed as a
-                       CUDA graph), fused (one ticketed kernel)
-  --backend B          cuda, openmp or serial (default: the build's default device)
-  --repeat N           timed products (default 20; the median is reported)
-  --verify             check y against a CSR product of the decompressed matrix (A^T's
-                       with --transpose)
-  --compare            also time what you could run instead, each in its best form
-                       (plus_times fp32): on CUDA every cuSPARSE SpMV/SpMM algorithm with
-                       and without preprocessing, dense cuBLAS GEMV/GEMM (fp32 and TF32)
-                       when the dense panel fits; on the host KokkosSparse::spmv; the
-                       2-bit genotype kernels. With --transpose: all of these on an
-                       explicit transposed copy (CSC) and cuSPARSE/KokkosSparse with the
-                       transpose operation on the CSR matrix
-  -o, --output FILE    write y as text (one row per line)
-  --cols N             column count, for mm-repair input
-  --block-rows N, --threads N   RePair options when FILE must be compressed
-  --verify-rows N      block files: check N sampled rows against the grammar expanded on
-                       the host (default 1000; 0 checks every row)
-  --device-memory SIZE device bytes the blocks' arrays may take (e.g. 40G; per rank under
-                       mpirun): blocks beyond it stay in pinned host memory and every
-                       product streams them through device slots, copies overlapped with
-                       the sweeps (block files; a single grammar runs as one block)
-
-A block grammar file (kcla compress --block-cols) runs block by block; under mpirun each
-rank multiplies its own blocks and the ranks add up y (--compare is not available there).
-)";
+Command multiply_command() {
+  Command c("kcla multiply FILE [options]",
+            "Multiplies a matrix by x (or B vectors X) with the grammar engine and times it. "
+            "FILE is a kcla grammar (.h5), a block grammar file (kcla compress --block-cols) or "
+            "anything `kcla compress` reads (compressed first).");
+  c.positional("FILE", "the matrix")
+      .flag("--transpose", "the left product z = A^T y (y: one value per row, z: one per column)")
+      .text("--x", "FILE",
+            "input values: text (whitespace separated) or .bin (float32); cols x B values "
+            "(rows x B with --transpose), the B values of one column together")
+      .flag("--random", "random input (the default when --x is absent)")
+      .integer("--seed", "N", "seed of the random input (default 1)")
+      .choice("--semiring", {"plus_times", "boolean", "min_plus"},
+              "the semiring (default plus_times)")
+      .choice("--precision", {"fp32", "fp64"}, "fp32 (default) or fp64 (plus_times and min_plus)")
+      .integer("--batch", "B", "number of right-hand sides (default 1)", 1, 1 << 20)
+      .choice("--schedule", {"auto", "full_array", "layered"},
+              "the sweep (default auto: the cost model chooses)")
+      .choice("--launch", {"auto", "per_level", "graph", "fused"},
+              "auto (default), per_level, graph (per-level launches replayed as a CUDA graph), "
+              "fused (one ticketed kernel)")
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the products run (default: the build's default device)")
+      .integer("--repeat", "N", "timed products (default 20; the median is reported)", 1, 1 << 24)
+      .flag("--verify",
+            "check y against a CSR product of the decompressed matrix (A^T's with --transpose)")
+      .flag("--compare",
+            "also time what you could run instead, each in its best form (plus_times fp32): on "
+            "CUDA every cuSPARSE SpMV/SpMM algorithm with and without preprocessing, dense "
+            "cuBLAS GEMV/GEMM (fp32 and TF32) when the dense panel fits; on the host "
+            "KokkosSparse::spmv; the 2-bit genotype kernels. With --transpose: all of these on "
+            "an explicit transposed copy (CSC) and cuSPARSE/KokkosSparse with the transpose "
+            "operation on the CSR matrix")
+      .text("-o,--output", "FILE", "write y as text (one row per line)")
+      .integer("--cols", "N", "column count, for mm-repair input", 1)
+      .integer("--block-rows", "N", "RePair row-block size when FILE must be compressed (0: whole)",
+               0)
+      .integer("--threads", "N", "RePair threads when FILE must be compressed (0: all)", 0, 1 << 16)
+      .integer("--verify-rows", "N",
+               "block files: check N sampled rows against the grammar expanded on the host "
+               "(default 1000; 0 checks every row)",
+               0)
+      .bytes("--device-memory",
+             "device bytes the blocks' arrays may take (e.g. 40G; per rank under mpirun): "
+             "blocks beyond it stay in pinned host memory and every product streams them "
+             "through device slots, copies overlapped with the sweeps (block files; a single "
+             "grammar runs as one block)")
+      .flag("--quiet", "no progress display")
+      .footer(
+          "A block grammar file (kcla compress --block-cols) runs block by block; under mpirun "
+          "each\nrank multiplies its own blocks and the ranks add up y (--compare is not "
+          "available there).");
+  return c;
+}
 
 /// One timed baseline of --compare.
 struct Compared {
@@ -258,15 +271,12 @@ Outcome dispatch(const Grammar& g, const std::vector<double>& x, std::int64_t B,
 }  // namespace
 
 int run_multiply(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"random", "verify", "compare", "help", "quiet", "transpose"});
+  auto command = multiply_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"x",        "random",    "seed",         "semiring", "precision",   "batch",
-                   "schedule", "launch",    "backend",      "repeat",   "verify",      "compare",
-                   "output",   "cols",      "block-rows",   "threads",  "verify-rows", "help",
-                   "quiet",    "transpose", "device-memory"});
   if (args.positional().size() != 1)
     throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];

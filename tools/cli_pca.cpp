@@ -18,34 +18,41 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kHelp = R"(usage: kcla pca FILESET [options]
-
-Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam): the eigenpairs of
-the genomic relationship matrix X X^T / M, X the variance-standardized genotypes
-((G - 2f) / sqrt(2f(1-f)), missing calls mean-imputed, i.e. 0; variants without variance
-add 0), M the variants (as plink2 --pca divides). Randomized block Krylov (or subspace
-iteration): each iteration one X^T and one X product on the grammar (the GPU when the
-build has one), small dense steps on the host.
-
-options:
-  --components K     principal components (default 10)
-  --method M         krylov (default: every iterate kept, Rayleigh-Ritz on all of them;
-                     host memory 16 bytes x samples x (K + P) x (Q + 1)) or subspace
-                     (randomized subspace iteration: only the last block kept)
-  --oversampling P   extra vectors per block (default 10 for krylov, 20 for subspace)
-  --iterations Q     power iterations (default 10 for krylov, 20 for subspace)
-  --seed N           random start (default 1)
-  --exact            the whole GRM (n x n, from products with identity blocks) and a dense
-                     eigensolver instead of the randomized one: exact, for up to 20,000
-                     samples (n^2 doubles of host memory)
-  --precision P      fp64 (default) or fp32 products
-  --backend B        cuda, openmp or serial (default: the build's default device)
-  --threads N        RePair threads
-  -o, --output BASE  writes BASE.eigenval and BASE.eigenvec (default: FILESET.kcla)
-
-As plink2 --pca: only autosomes (chromosome codes 1-22) enter the GRM, and variants with a
-negative .bim coordinate are ignored.
-)";
+Command pca_command() {
+  Command c("kcla pca FILESET [options]",
+            "Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam): the "
+            "eigenpairs of the genomic relationship matrix X X^T / M, X the "
+            "variance-standardized genotypes ((G - 2f) / sqrt(2f(1-f)), missing calls "
+            "mean-imputed, i.e. 0; variants without variance add 0), M the variants (as plink2 "
+            "--pca divides). Randomized block Krylov (or subspace iteration): each iteration one "
+            "X^T and one X product on the grammar (the GPU when the build has one), small dense "
+            "steps on the host.");
+  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+      .integer("--components", "K", "principal components (default 10)", 1, 1 << 20)
+      .choice("--method", {"krylov", "subspace"},
+              "krylov (default: every iterate kept, Rayleigh-Ritz on all of them; host memory "
+              "16 bytes x samples x (K + P) x (Q + 1)) or subspace (randomized subspace "
+              "iteration: only the last block kept)")
+      .integer("--oversampling", "P",
+               "extra vectors per block (default 10 for krylov, 20 for subspace)", 0, 1 << 20)
+      .integer("--iterations", "Q", "power iterations (default 10 for krylov, 20 for subspace)", 0,
+               1 << 20)
+      .integer("--seed", "N", "random start (default 1)")
+      .flag("--exact",
+            "the whole GRM (n x n, from products with identity blocks) and a dense eigensolver "
+            "instead of the randomized one: exact, for up to 20,000 samples (n^2 doubles of "
+            "host memory)")
+      .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32 products")
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the products run (default: the build's default device)")
+      .integer("--threads", "N", "RePair threads (default 0: all cores)", 0, 1 << 16)
+      .text("-o,--output", "BASE", "writes BASE.eigenval and BASE.eigenvec (default: FILESET.kcla)")
+      .flag("--quiet", "no progress or summary on stderr")
+      .footer(
+          "As plink2 --pca: only autosomes (chromosome codes 1-22) enter the GRM, and variants "
+          "with a\nnegative .bim coordinate are ignored.");
+  return c;
+}
 
 template <class Scalar, class Exec>
 PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeTransform& t,
@@ -66,13 +73,12 @@ PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeT
 }  // namespace
 
 int run_pca(int argc, char** argv) {
-  Arguments args(argc, argv, 2, {"help", "quiet", "exact"});
+  auto command = pca_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"components", "method", "oversampling", "iterations", "seed", "precision",
-                   "backend", "threads", "output", "help", "quiet", "exact"});
   const bool exact = args.has("exact");
   if (args.positional().size() != 1) throw UsageError("pca needs exactly one FILESET");
   PcaOptions options;

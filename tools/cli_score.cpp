@@ -21,33 +21,38 @@ namespace kcla::cli {
 
 namespace {
 
-const char* kHelp = R"(usage: kcla score FILESET --score FILE [options]
-
-Scores every sample of a PLINK 1 fileset (FILESET.bed/.bim/.fam) with the weights of a
-score file, as `plink2 --score FILE 1 2 header-read cols=scoresums [center |
-variance-standardize] [no-mean-imputation] --score-col-nums 3-K` does (allele frequencies over all samples with
-a call, as plink2 with --nonfounders). The genotypes are compressed to a grammar and the
-standardization and missing calls are applied inside the products; nothing is densified.
-
-options:
-  --score FILE           variant ID, allele, then one or more weight columns per line;
-                         a first line starting with '#' or with a non-numeric weight is
-                         a header (its weight column names are used); variants absent
-                         from the file weigh 0; the allele must be the variant's A1 or A2;
-                         variants with a negative .bim coordinate are ignored (as PLINK
-                         ignores them) and counted
-  --center               dosages minus their mean 2f
-  --variance-standardize (dosage - 2f) / sqrt(2f(1-f)); variants with no variance add 0
-                         (reported)
-  --no-mean-imputation   a missing call adds 0
-  --imputation I         how a missing call is imputed: plink2 (default: 2f, scaled but not
-                         centered, as plink2 v2.00a3.5 does), mean (2f, then centered and
-                         scaled like any dosage: 0 when centered) or none (= the flag above)
-  --backend B            cuda, openmp or serial (default: the build's default device)
-  --precision P          fp64 (default) or fp32
-  --threads N            RePair threads
-  -o, --output FILE      the scores (default: FILESET.kcla.sscore): #FID IID NAME_SUM ...
-)";
+Command score_command() {
+  Command c("kcla score FILESET --score FILE [options]",
+            "Scores every sample of a PLINK 1 fileset (FILESET.bed/.bim/.fam) with the weights of "
+            "a score file, as `plink2 --score FILE 1 2 header-read cols=scoresums [center | "
+            "variance-standardize] [no-mean-imputation] --score-col-nums 3-K` does (allele "
+            "frequencies over all samples with a call, as plink2 with --nonfounders). The "
+            "genotypes are compressed to a grammar and the standardization and missing calls are "
+            "applied inside the products; nothing is densified.");
+  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+      .text("--score", "FILE",
+            "variant ID, allele, then one or more weight columns per line; a first line "
+            "starting with '#' or with a non-numeric weight is a header (its weight column "
+            "names are used); variants absent from the file weigh 0; the allele must be the "
+            "variant's A1 or A2; variants with a negative .bim coordinate are ignored (as PLINK "
+            "ignores them) and counted")
+      .flag("--center", "dosages minus their mean 2f")
+      .flag("--variance-standardize",
+            "(dosage - 2f) / sqrt(2f(1-f)); variants with no variance add 0 (reported)")
+      .flag("--no-mean-imputation", "a missing call adds 0")
+      .choice("--imputation", {"plink2", "mean", "none"},
+              "how a missing call is imputed: plink2 (default: 2f, scaled but not centered, as "
+              "plink2 v2.00a3.5 does), mean (2f, then centered and scaled like any dosage: 0 "
+              "when centered) or none (= --no-mean-imputation)")
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the products run (default: the build's default device)")
+      .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32")
+      .integer("--threads", "N", "RePair threads (0: all)", 0, 1 << 16)
+      .text("-o,--output", "FILE",
+            "the scores (default: FILESET.kcla.sscore): #FID IID NAME_SUM ...")
+      .flag("--quiet", "no summary on stderr");
+  return c;
+}
 
 struct ScoreFile {
   std::vector<std::string> names;
@@ -155,14 +160,12 @@ std::vector<double> scores(const Grammar& g, const MissingCalls& missing,
 }  // namespace
 
 int run_score(int argc, char** argv) {
-  Arguments args(argc, argv, 2,
-                 {"center", "variance-standardize", "no-mean-imputation", "help", "quiet"});
+  auto command = score_command();
+  const auto args = command.parse(argc, argv, 2);
   if (args.has("help")) {
-    std::cout << kHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"score", "center", "variance-standardize", "no-mean-imputation", "imputation",
-                   "backend", "precision", "threads", "output", "help", "quiet"});
   if (args.positional().size() != 1) throw UsageError("score needs exactly one FILESET");
   if (!args.has("score")) throw UsageError("score needs --score FILE");
   if (args.has("center") && args.has("variance-standardize"))

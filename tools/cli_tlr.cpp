@@ -41,97 +41,115 @@ subcommands:
                           --verify checks it against a dense product
 )";
 
-const char* kCompressHelp =
-    R"(usage: kcla tlr compress (--kernel K --points N | --dense FILE) --tile-size B -o OUT.h5 [options]
-
-Compresses every tile at a tolerance and writes a kcla TLR file: by a truncated SVD on the
-host, or (kernel sources) by randomized range finding on the build's default device, every
-tile's error measured there against its bound.
-
-source (one of):
-  --kernel K           exponential, matern12, matern32, matern52, gaussian,
-                       inverse_distance: K_pq = k(|x_p - x_q|) on N random points
-  --points N           number of points (uniform in the unit square / cube, ordered along
-                       a Z-order curve so that tiles are spatial clusters)
-  --dim D              2 (default) or 3
-  --length-scale L     kernel length scale (default 0.1); variance 1; inverse_distance
-                       uses k(0) = the kernel at half the mean point spacing
-  --seed S             random points (default 1)
-  --dense FILE         a dense matrix: Matrix Market, "array" format (column-major
-                       values; real or integer; general, symmetric or skew-symmetric), or
-                       "coordinate" format (absent entries are zero)
-
-options:
-  --tile-size B        tile size (required); 16-bit products need a multiple of 8
-  --tolerance EPS      per-tile truncation bound (default 1e-6)
-  --relative           ||A_ij - U V^T||_F <= EPS ||A_ij||_F (the default)
-  --absolute           ||A_ij - U V^T||_F <= EPS
-  --max-rank R         cap every tile's rank (default: none)
-  --method M           svd: LAPACK gesdd per tile on the host cores; randomized: tiles
-                       generated and compressed on the default device (kernel sources
-                       only; a tile found over its bound is redone by the SVD); auto (the
-                       default): randomized for a kernel source in GPU builds, else svd
-  --precision P        fp64 (default), fp32, fp16 or bf16: the stored factors
-  --check              measure ||A - TLR||_F / ||A||_F of what was stored (done anyway
-                       when the matrix has at most 2^22 entries; --no-check skips it)
-  -o, --output FILE    the TLR file to write (required; written atomically)
-
-Under mpirun -np N (N > 1) the ranks form a P x Q grid (the most square one, or --grid PxQ),
+Command tlr_compress_command() {
+  Command c(
+      "kcla tlr compress (--kernel K --points N | --dense FILE) --tile-size B -o OUT.h5 "
+      "[options]",
+      "Compresses every tile at a tolerance and writes a kcla TLR file: by a truncated SVD "
+      "on the host, or (kernel sources) by randomized range finding on the build's default "
+      "device, every tile's error measured there against its bound.");
+  c.group("Source (one of)")
+      .choice("--kernel",
+              {"exponential", "matern12", "matern32", "matern52", "gaussian", "inverse_distance"},
+              "K_pq = k(|x_p - x_q|) on N random points")
+      .integer("--points", "N",
+               "number of points (uniform in the unit square / cube, ordered along a Z-order "
+               "curve so that tiles are spatial clusters)",
+               1)
+      .integer("--dim", "D", "2 (default) or 3", 2, 3)
+      .real("--length-scale", "L",
+            "kernel length scale (default 0.1); variance 1; inverse_distance uses k(0) = the "
+            "kernel at half the mean point spacing")
+      .integer("--seed", "S", "random points (default 1)")
+      .text("--dense", "FILE",
+            "a dense matrix: Matrix Market, \"array\" format (column-major values; real or "
+            "integer; general, symmetric or skew-symmetric), or \"coordinate\" format (absent "
+            "entries are zero)")
+      .group("Options")
+      .integer("--tile-size", "B", "tile size (required); 16-bit products need a multiple of 8", 1)
+      .real("--tolerance", "EPS", "per-tile truncation bound (default 1e-6)")
+      .flag("--relative", "||A_ij - U V^T||_F <= EPS ||A_ij||_F (the default)")
+      .flag("--absolute", "||A_ij - U V^T||_F <= EPS")
+      .integer("--max-rank", "R", "cap every tile's rank (default 0: none)", 0)
+      .choice("--method", {"auto", "svd", "randomized"},
+              "svd: LAPACK gesdd per tile on the host cores; randomized: tiles generated and "
+              "compressed on the default device (kernel sources only; a tile found over its "
+              "bound is redone by the SVD); auto (the default): randomized for a kernel source "
+              "in GPU builds, else svd")
+      .choice("--precision", {"fp64", "fp32", "fp16", "bf16"}, "the stored factors (default fp64)")
+      .flag("--check",
+            "measure ||A - TLR||_F / ||A||_F of what was stored (done anyway when the matrix "
+            "has at most 2^22 entries; --no-check skips it)")
+      .flag("--no-check", "never measure it")
+      .text("-o,--output", "FILE", "the TLR file to write (required; written atomically)")
+      .text("--grid", "PxQ", "under mpirun: the process grid shape (P Q = N)")
+      .footer(
+          R"(Under mpirun -np N (N > 1) the ranks form a P x Q grid (the most square one, or --grid PxQ),
 tile (i, j) belongs to rank (i mod P, j mod Q), each rank compresses only its own tiles and
-the ranks write the one file together (parallel HDF5); any number of processes reads it.
-  --grid PxQ           the process grid shape (P Q = N)
-)";
+the ranks write the one file together (parallel HDF5); any number of processes reads it.)");
+  return c;
+}
 
-const char* kInfoHelp = R"(usage: kcla tlr info FILE.h5
+Command tlr_info_command() {
+  Command c("kcla tlr info FILE.h5",
+            "Reads a kcla TLR file completely (every check of the format, checksums included) "
+            "and prints its shape, tiling, precision, rank statistics (logical and stored) and "
+            "its size next to the dense matrix's in the same precision.");
+  c.positional("FILE.h5", "a kcla TLR file");
+  return c;
+}
 
-Reads a kcla TLR file completely (every check of the format, checksums included) and
-prints its shape, tiling, precision, rank statistics (logical and stored) and its size
-next to the dense matrix's in the same precision.
-)";
-
-const char* kGemmHelp = R"(usage: kcla tlr gemm A.h5 [B.h5 | --dense-cols K] [options]
-
-C = alpha op(A) op(B) + beta C with A a kcla TLR file and B another one or a random dense
-matrix with K columns in op(B) (default K = 64); C is random, or read with --c. Timed over
---repeat products (median); prints time, GFLOP/s executed, and the workspace.
-
-options:
-  --dense-cols K       dense random B, op(B) of size k x K (without B.h5; default 64)
-  --transa, --transb   op(A) = A^T, op(B) = B^T
-  --alpha A, --beta B  scalars (default 1 and 0)
-  --c FILE             initial C (Matrix Market, m x n); default random
-  --precision P        compute in fp64, fp32, fp16 or bf16 (default: A's file precision;
-                       operands in other precisions are converted on reading)
-  --tf32               fp32 storage, TF32 tensor-core math (CUDA; fp32 on the host)
-  --workspace BYTES    workspace budget (default 0: see --rectangles)
-  --rectangles N       without --workspace: split C into at most N rectangles, pipelined
-                       (less workspace; default 1, all of C at once)
-  --backend B          cuda, openmp or serial (default: the build's default device)
-  --repeat N           timed products (default 10; the median is reported)
-  --seed S             random B and C (default 1)
-  --verify             compare with alpha op(A) op(B) + beta C computed in double from
-                       the decompressed operands; exit 1 when the relative Frobenius error
-                       exceeds the precision's tolerance
-  -o, --output FILE    write the result C (one product from the initial C) as Matrix
-                       Market array
-
-Under mpirun -np N (N > 1) each rank of a P x Q grid reads its tiles of A (and B) and the
+Command tlr_gemm_command() {
+  Command c("kcla tlr gemm A.h5 [B.h5 | --dense-cols K] [options]",
+            "C = alpha op(A) op(B) + beta C with A a kcla TLR file and B another one or a random "
+            "dense matrix with K columns in op(B) (default K = 64); C is random, or read with "
+            "--c. Timed over --repeat products (median); prints time, GFLOP/s executed, and the "
+            "workspace.");
+  c.positional("A.h5", "the TLR matrix A")
+      .positional("B.h5", "a TLR matrix B (else B is dense and random)", false)
+      .integer("--dense-cols", "K",
+               "dense random B, op(B) of size k x K (without B.h5; default 64)", 1, 1 << 24)
+      .flag("--transa", "op(A) = A^T")
+      .flag("--transb", "op(B) = B^T")
+      .real("--alpha", "A", "scalar alpha (default 1)")
+      .real("--beta", "B", "scalar beta (default 0)")
+      .text("--c", "FILE", "initial C (Matrix Market, m x n); default random")
+      .choice("--precision", {"fp64", "fp32", "fp16", "bf16"},
+              "compute in this precision (default: A's file precision; operands in other "
+              "precisions are converted on reading)")
+      .flag("--tf32", "fp32 storage, TF32 tensor-core math (CUDA; fp32 on the host)")
+      .integer("--workspace", "BYTES", "workspace budget (default 0: see --rectangles)", 0)
+      .integer("--rectangles", "N",
+               "without --workspace: split C into at most N rectangles, pipelined (less "
+               "workspace; default 1, all of C at once)",
+               1, 1 << 20)
+      .choice("--backend", {"cuda", "openmp", "serial"},
+              "where the product runs (default: the build's default device)")
+      .integer("--repeat", "N", "timed products (default 10; the median is reported)", 1, 1 << 24)
+      .integer("--seed", "S", "random B and C (default 1)")
+      .flag("--verify",
+            "compare with alpha op(A) op(B) + beta C computed in double from the decompressed "
+            "operands; exit 1 when the relative Frobenius error exceeds the precision's "
+            "tolerance")
+      .text("-o,--output", "FILE",
+            "write the result C (one product from the initial C) as Matrix Market array")
+      .text("--grid", "PxQ", "under mpirun: the process grid shape (P Q = N)")
+      .footer(
+          R"(Under mpirun -np N (N > 1) each rank of a P x Q grid reads its tiles of A (and B) and the
 product runs SUMMA-style (panels of A broadcast along grid rows, of B along grid columns);
 B and C are dense 2D block-cyclic in blocks of A's tile size, with the values one process
 would draw. Times are the slowest rank's; the panel bytes received are printed next to the
-SUMMA model. --verify and --output gather C on rank 0.
-  --grid PxQ           the process grid shape (P Q = N)
-)";
+SUMMA model. --verify and --output gather C on rank 0.)");
+  return c;
+}
 
 int run_tlr_compress(int argc, char** argv) {
-  Arguments args(argc, argv, 3, {"relative", "absolute", "check", "no-check", "help"});
+  auto command = tlr_compress_command();
+  const auto args = command.parse(argc, argv, 3);
   if (args.has("help")) {
-    std::cout << kCompressHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"kernel", "points", "dim", "length-scale", "seed", "dense", "tile-size",
-                   "tolerance", "relative", "absolute", "max-rank", "precision", "check",
-                   "no-check", "output", "grid", "method", "help"});
   if (args.has("grid") && mpi_ranks() < 2) throw UsageError("--grid goes with mpirun -np N, N > 1");
   if (!args.positional().empty())
     throw UsageError("unexpected argument '" + args.positional()[0] + "' (see --help)");
@@ -251,12 +269,12 @@ int run_tlr_compress(int argc, char** argv) {
 // info
 
 int run_tlr_info(int argc, char** argv) {
-  Arguments args(argc, argv, 3, {"help"});
+  auto command = tlr_info_command();
+  const auto args = command.parse(argc, argv, 3);
   if (args.has("help")) {
-    std::cout << kInfoHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"help"});
   if (args.positional().size() != 1)
     throw UsageError("info needs exactly one FILE.h5 (see --help)");
   const auto path = args.positional()[0];
@@ -400,27 +418,18 @@ GemmResult dispatch_gemm(const std::string& backend, const Arguments& args) {
 }
 
 int run_tlr_gemm(int argc, char** argv) {
-  Arguments args(argc, argv, 3, {"transa", "transb", "verify", "tf32", "help"});
+  auto command = tlr_gemm_command();
+  const auto args = command.parse(argc, argv, 3);
   if (args.has("help")) {
-    std::cout << kGemmHelp;
+    std::cout << command.help();
     return ok;
   }
-  args.allow_only({"dense-cols", "transa", "transb", "alpha", "beta", "c", "precision", "tf32",
-                   "workspace", "rectangles", "backend", "repeat", "seed", "verify", "output",
-                   "grid", "help"});
   if (args.has("grid") && mpi_ranks() < 2) throw UsageError("--grid goes with mpirun -np N, N > 1");
   const auto& files = args.positional();
   if (files.empty() || files.size() > 2)
     throw UsageError("gemm needs A.h5 and optionally B.h5 (see --help)");
   if (files.size() == 2 && args.has("dense-cols"))
     throw UsageError("give B.h5 or --dense-cols K, not both");
-  if (args.get_int("workspace", 0) < 0) throw UsageError("--workspace must be >= 0");
-  if (args.get_int("rectangles", 1) < 1 || args.get_int("rectangles", 1) > (1 << 20))
-    throw UsageError("--rectangles must be between 1 and 1048576");
-  args.get_double("alpha", 1.0);
-  args.get_double("beta", 0.0);
-  args.get_int("repeat", 10);
-  args.get_int("seed", 1);
   const auto backend = args.get("backend");
   // The precision: A's file's unless --precision says otherwise.
   const auto info = read_tlr_hdf5_info(files[0]);

@@ -83,6 +83,26 @@ has err.txt "plus_times fp32"
 run 2 "$kcla" compress m.mtx
 run 2 "$kcla" compress m.mtx -o out.h5 --bogus 1
 has err.txt "unknown option --bogus"
+# The declarations check types and ranges, name the option, and write --help.
+run 2 "$kcla" multiply m.h5 --repeat many
+has err.txt "--repeat: expects an integer, got 'many'"
+run 2 "$kcla" multiply m.h5 --batch=-3
+has err.txt "--batch: expects an integer >= 1, got -3"
+run 2 "$kcla" multiply m.h5 --repeat 2 --repeat 3
+has err.txt "--repeat"
+run 2 "$kcla" multiply m.h5 extra.h5
+has err.txt "unexpected argument 'extra.h5'"
+run 2 "$kcla" compress m.mtx -o out.h5 --memory-limit 12Q
+has err.txt "--memory-limit: '12Q' is not a size"
+run 2 "$kcla" generate --samples 5 --variants 10 --switch-rate nan -o x
+has err.txt "--switch-rate: expects a number"
+for command in compress info multiply score pca assoc generate demo; do
+  run 0 "$kcla" "$command" --help
+  has out.txt "^usage: kcla $command"
+  has out.txt "^  -h,--help"
+done
+run 0 "$kcla" multiply -h
+has out.txt "--semiring \\{plus_times\\|boolean\\|min_plus\\}"
 
 # --- bad input: exit 1, the file named --------------------------------------------------
 run 1 "$kcla" info missing.mtx

@@ -62,7 +62,7 @@ run 0 "$kcla" tlr gemm a.h5 --dense-cols 300 --rectangles 3 --repeat 1 --verify
 has out.txt ", [23] rectangles"
 has out.txt "verify .*: OK"
 run 2 "$kcla" tlr gemm a.h5 --rectangles 0
-has err.txt "rectangles must be between 1"
+has err.txt "--rectangles: expects an integer >= 1"
 
 # --- other precisions ----------------------------------------------------------------------
 run 0 "$kcla" tlr compress --kernel exponential --points 256 --dim 3 --tile-size 32 \
