@@ -294,7 +294,7 @@ class PanelBench {
     auto add_kcla = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch) {
       kcla::GrammarMatrixOptions o;
       o.schedule = schedule;
-      o.launch = launch;
+      o.tuning.launch = launch;
       o.expected_vectors = vectors;
       auto A = std::make_shared<kcla::GrammarMatrix<Scalar, memory>>(panel_.grammar, o);
       keep.push_back(A);

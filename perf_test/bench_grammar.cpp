@@ -163,7 +163,7 @@ void bench_kcla_spmv(benchmark::State& state, MatrixCase* c, kcla::SweepSchedule
                      kcla::SweepLaunch launch, const std::string& key) {
   kcla::GrammarMatrixOptions options;
   options.schedule = schedule;
-  options.launch = launch;
+  options.tuning.launch = launch;
   kcla::GrammarMatrix<Scalar, memory> A(c->grammar, options);
   const double t =
       time_products(state, [&] { kcla::multiply(exec(), A, c->x, c->y_kcla, launch); });

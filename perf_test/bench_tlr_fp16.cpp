@@ -52,8 +52,8 @@ void BM_TlrFp16(benchmark::State& state) {
   const double dense_inputs = 2.0 * n * n * sizeof(Scalar);
   const double compressed = static_cast<double>(a.bytes() + bm.bytes());
   kcla::TlrGemmOptions o;
-  o.pipelined = true;
-  if (mode == 2) o.coupling_launch = kcla::TlrLaunch::batched;
+  o.tuning.pipelined = true;
+  if (mode == 2) o.tuning.coupling_launch = kcla::TlrLaunch::batched;
   if (mode == 0 || mode == 2) {
     const double budget = 0.105 * dense_inputs - compressed;
     o.workspace_bytes = static_cast<std::size_t>(std::max(budget, 1.0));

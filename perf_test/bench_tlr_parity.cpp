@@ -41,7 +41,7 @@ void BM_TlrParity(benchmark::State& state) {
   kcla::fill_random(exec, c, 3);
 
   kcla::TlrGemmOptions o;
-  o.pipelined = true;
+  o.tuning.pipelined = true;
   o.workspace_bytes =
       runs <= 1 ? 0 : kcla::workspace_bytes(kcla::Op::N, a, kcla::Op::N, bm, runs, o);
   const auto plan = kcla::analyze(kcla::Op::N, a, kcla::Op::N, bm, o);

@@ -80,9 +80,9 @@ void BM_TlrVariant(benchmark::State& state) {
   Case& cs = case_for(n, s, skewed);
   exec_space exec;
   kcla::TlrGemmOptions o;
-  o.coupling_launch = v.coupling;
-  o.final_launch = v.final_launch;
-  o.rectangles = v.rectangles;
+  o.tuning.coupling_launch = v.coupling;
+  o.tuning.final_launch = v.final_launch;
+  o.tuning.rectangles = v.rectangles;
   // At most 12 GB of workspace, as in the KBLAS experiment.
   const std::size_t cap = std::size_t(12) << 30;
   const int runs = v.rectangles == 0

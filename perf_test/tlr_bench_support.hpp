@@ -84,7 +84,7 @@ double iteration_median_ms(benchmark::State& state, const Exec& exec, F&& f) {
 /// what each of the pipelined plan's two arenas held (the same rectangles).
 inline TlrGemmOptions unpipelined(const TlrGemmOptions& options, const TlrGemmPlan& plan) {
   TlrGemmOptions serial = options;
-  serial.pipelined = false;
+  serial.tuning.pipelined = false;
   if (plan.num_arenas() == 2) serial.workspace_bytes = options.workspace_bytes / 2;
   return serial;
 }

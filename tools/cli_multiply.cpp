@@ -170,11 +170,12 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   const auto launch_name = args.get("launch", "auto");
-  options.launch = launch_name == "fused"       ? SweepLaunch::fused
-                   : launch_name == "graph"     ? SweepLaunch::graph
-                   : launch_name == "per_level" ? SweepLaunch::per_level
-                   : launch_name == "auto"      ? SweepLaunch::automatic
-                                           : throw UsageError("--launch: auto, fused or per_level");
+  options.tuning.launch = launch_name == "fused"       ? SweepLaunch::fused
+                          : launch_name == "graph"     ? SweepLaunch::graph
+                          : launch_name == "per_level" ? SweepLaunch::per_level
+                          : launch_name == "auto"
+                              ? SweepLaunch::automatic
+                              : throw UsageError("--launch: auto, fused or per_level");
   options.expected_vectors = B;
   const bool transpose = args.has("transpose");
   if (transpose) options.products = GrammarProducts::transpose;
@@ -189,7 +190,7 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   Exec exec;
   auto kcla_product = [&] {
     if (transpose)
-      multiply_transpose<Semiring>(exec, A, X, Y, options.launch);
+      multiply_transpose<Semiring>(exec, A, X, Y, options.tuning.launch);
     else
       multiply<Semiring>(exec, A, X, Y);
   };
@@ -218,8 +219,8 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   }
   const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
   out.schedule =
-      transpose ? std::string("transpose/") + (A.options().launch != SweepLaunch::automatic
-                                                   ? to_string(A.options().launch)
+      transpose ? std::string("transpose/") + (A.options().tuning.launch != SweepLaunch::automatic
+                                                   ? to_string(A.options().tuning.launch)
                                                    : (host ? "per_level" : "graph"))
                 : std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
   out.device_bytes = A.device_bytes();

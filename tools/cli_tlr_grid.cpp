@@ -182,7 +182,7 @@ GridGemmResult run_grid_gemm(const Arguments& args, const Exec& exec) {
 
   TlrGemmOptions options;
   options.workspace_bytes = static_cast<std::size_t>(args.get_int("workspace", 0));
-  options.rectangles = static_cast<int>(args.get_int("rectangles", 0));
+  options.tuning.rectangles = static_cast<int>(args.get_int("rectangles", 0));
   if (args.has("tf32")) options.math = TlrMath::tf32;
 
   auto run = [&](const auto& b, std::int64_t b_rows, std::int64_t b_cols) {

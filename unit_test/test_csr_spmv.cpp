@@ -1,18 +1,17 @@
-// The CSR baseline product (KokkosSparse on host spaces, cuSPARSE on CUDA) against the
-// plain-loop reference on random matrices.
+// The CSR baseline product (KokkosSparse on host spaces, cuSPARSE on CUDA) on every enabled
+// back end against the plain-loop reference on random matrices.
 #include <kcla/csr_spmv.hpp>
 
 #include <gtest/gtest.h>
 
+#include "backends.hpp"
 #include "test_support.hpp"
 
 namespace {
 
-using exec = Kokkos::DefaultExecutionSpace;
-using memory = exec::memory_space;
-
-template <class Scalar>
+template <class Scalar, class exec>
 void check_random_spmv(std::int64_t rows, std::int64_t cols, double density, double tolerance) {
+  using memory = typename exec::memory_space;
   auto gen = kcla::test::rng(static_cast<std::uint64_t>(rows * 31 + cols));
   const auto a = kcla::test::random_csr(gen, rows, cols, density);
   const auto x = kcla::test::random_vector(gen, cols);
@@ -20,7 +19,7 @@ void check_random_spmv(std::int64_t rows, std::int64_t cols, double density, dou
   kcla::reference_spmv(a, x.data(), expected.data());
 
   const auto a_dev = kcla::to_device_csr<Scalar, memory>(a);
-  Kokkos::View<Scalar*> x_dev("x", cols), y_dev("y", rows);
+  Kokkos::View<Scalar*, memory> x_dev("x", cols), y_dev("y", rows);
   auto x_host = Kokkos::create_mirror_view(x_dev);
   for (std::int64_t j = 0; j < cols; ++j) x_host(j) = static_cast<Scalar>(x[j]);
   Kokkos::deep_copy(x_dev, x_host);
@@ -33,26 +32,34 @@ void check_random_spmv(std::int64_t rows, std::int64_t cols, double density, dou
       << rows << " x " << cols << " density " << density;
 }
 
-TEST(CsrSpmv, DoubleMatchesReference) {
-  check_random_spmv<double>(1000, 700, 0.05, 1e-12);
-  check_random_spmv<double>(3, 50000, 0.01, 1e-12);
-  check_random_spmv<double>(5000, 1, 0.5, 1e-12);
+template <class ExecutionSpace>
+class CsrSpmv : public kcla::test::OnEveryBackend<ExecutionSpace> {};
+TYPED_TEST_SUITE(CsrSpmv, kcla::test::Backends, kcla::test::BackendName);
+
+TYPED_TEST(CsrSpmv, DoubleMatchesReference) {
+  check_random_spmv<double, TypeParam>(1000, 700, 0.05, 1e-12);
+  check_random_spmv<double, TypeParam>(3, 50000, 0.01, 1e-12);
+  check_random_spmv<double, TypeParam>(5000, 1, 0.5, 1e-12);
 }
 
-TEST(CsrSpmv, FloatMatchesReference) {
-  check_random_spmv<float>(2000, 3000, 0.01, 1e-5);
+TYPED_TEST(CsrSpmv, FloatMatchesReference) {
+  check_random_spmv<float, TypeParam>(2000, 3000, 0.01, 1e-5);
 }
 
-TEST(CsrSpmv, RejectsWrongVectorLength) {
+TYPED_TEST(CsrSpmv, RejectsWrongVectorLength) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   auto gen = kcla::test::rng();
   const auto a_dev = kcla::to_device_csr<double, memory>(kcla::test::random_csr(gen, 4, 5, 0.5));
-  Kokkos::View<double*> x("x", 4), y("y", 4);
+  Kokkos::View<double*, memory> x("x", 4), y("y", 4);
   EXPECT_THROW(kcla::csr_spmv(exec(), a_dev, x, y), kcla::InvalidArgument);
 }
 
 // One CsrSpmv serves many products: new x values and other Views each time, a copy of
 // the object included (they share the vendor state), each product right.
-TEST(CsrSpmv, ReusedForManyVectors) {
+TYPED_TEST(CsrSpmv, ReusedForManyVectors) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   auto gen = kcla::test::rng();
   const auto a = kcla::test::random_csr(gen, 700, 900, 0.03);
   const auto a_dev = kcla::to_device_csr<float, memory>(a);
@@ -62,7 +69,7 @@ TEST(CsrSpmv, ReusedForManyVectors) {
     const auto x = kcla::test::random_vector(gen, a.num_cols);
     std::vector<double> expected(a.num_rows);
     kcla::reference_spmv(a, x.data(), expected.data());
-    Kokkos::View<float*> x_dev("x", a.num_cols), y_dev("y", a.num_rows);
+    Kokkos::View<float*, memory> x_dev("x", a.num_cols), y_dev("y", a.num_rows);
     auto xh = Kokkos::create_mirror_view(x_dev);
     for (std::int64_t j = 0; j < a.num_cols; ++j) xh(j) = static_cast<float>(x[j]);
     Kokkos::deep_copy(x_dev, xh);
@@ -73,7 +80,7 @@ TEST(CsrSpmv, ReusedForManyVectors) {
     EXPECT_LE(kcla::test::relative_error(yh.data(), expected.data(), a.num_rows), 1e-5)
         << "round " << round;
   }
-  Kokkos::View<float*> short_x("x", 3), y("y", a.num_rows);
+  Kokkos::View<float*, memory> short_x("x", 3), y("y", a.num_rows);
   EXPECT_THROW(product(exec(), short_x, y), kcla::InvalidArgument);
 }
 

@@ -1,5 +1,5 @@
-// kcla::multiply on the default execution space against the serial references, the
-// vendor CSR product and, across semirings, exactly.
+// kcla::multiply on every enabled back end (Cuda, OpenMP, Serial) against the serial
+// references, the vendor CSR product and, across semirings, exactly.
 #include <kcla/csr_spmv.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
@@ -9,16 +9,14 @@
 
 #include <initializer_list>
 
+#include "backends.hpp"
 #include "grammar_fixtures.hpp"
 #include "sweep_configs.hpp"
 #include "test_support.hpp"
 
 namespace {
 
-using exec = Kokkos::DefaultExecutionSpace;
-using memory = exec::memory_space;
-
-template <class T, class H>
+template <class T, class memory, class H>
 Kokkos::View<T**, Kokkos::LayoutRight, memory> to_device_2d(const std::vector<H>& host,
                                                             std::int64_t n, std::int64_t b) {
   Kokkos::View<T**, Kokkos::LayoutRight, memory> d("x", n, b);
@@ -31,10 +29,11 @@ Kokkos::View<T**, Kokkos::LayoutRight, memory> to_device_2d(const std::vector<H>
 
 // Runs every schedule x launch for B vectors and compares each column with the CSR
 // reference in the semiring. tolerance 0 means bit-for-bit.
-template <class Semiring, class Scalar>
+template <class Semiring, class Scalar, class exec>
 void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, std::int64_t B,
                     double tolerance, std::mt19937_64& gen) {
   using T = typename Semiring::value_type;
+  using memory = typename exec::memory_space;
   // std::vector<bool> packs bits; hold booleans as char on the host.
   using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
   const std::int64_t rows = a.num_rows, cols = a.num_cols;
@@ -70,7 +69,7 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
       magnitude[r * B + b] = yabs[r];
     }
   }
-  const auto x_dev = to_device_2d<T>(x, cols, B);
+  const auto x_dev = to_device_2d<T, memory>(x, cols, B);
   for (const auto& c : kcla::test::kSweepConfigs) {
     kcla::GrammarMatrixOptions options;
     options.schedule = c.schedule;
@@ -99,19 +98,26 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
   }
 }
 
+template <class exec>
 void check_matrix(const kcla::CsrMatrix<double>& a, std::uint64_t salt,
                   std::initializer_list<std::int64_t> batches = {1, 3, 64}) {
   auto gen = kcla::test::rng(salt);
   const auto g = kcla::compress(a);
   for (std::int64_t B : batches) {
-    check_semiring<kcla::PlusTimes<double>, double>(g, a, B, 1e-12, gen);
-    check_semiring<kcla::PlusTimes<float>, float>(g, a, B, 1e-5, gen);
-    check_semiring<kcla::Boolean, float>(g, a, B, 0, gen);
-    check_semiring<kcla::MinPlus<float>, float>(g, a, B, 0, gen);
+    check_semiring<kcla::PlusTimes<double>, double, exec>(g, a, B, 1e-12, gen);
+    check_semiring<kcla::PlusTimes<float>, float, exec>(g, a, B, 1e-5, gen);
+    check_semiring<kcla::Boolean, float, exec>(g, a, B, 0, gen);
+    check_semiring<kcla::MinPlus<float>, float, exec>(g, a, B, 0, gen);
   }
 }
 
-TEST(GrammarMultiply, PaperExample) {
+template <class ExecutionSpace>
+class GrammarMultiply : public kcla::test::OnEveryBackend<ExecutionSpace> {};
+TYPED_TEST_SUITE(GrammarMultiply, kcla::test::Backends, kcla::test::BackendName);
+
+TYPED_TEST(GrammarMultiply, PaperExample) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   const auto g = kcla::test::paper_grammar();
   const auto a = kcla::test::paper_matrix();
   const auto x = kcla::test::paper_x(), y = kcla::test::paper_y();
@@ -127,37 +133,42 @@ TEST(GrammarMultiply, PaperExample) {
     auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y_dev);
     for (int r = 0; r < 8; ++r) EXPECT_NEAR(yh(r), y[r], 1e-12) << r;
   }
-  check_matrix(a, 1);
+  check_matrix<exec>(a, 1);
 }
 
-TEST(GrammarMultiply, GenotypeLikeMatrices) {
+TYPED_TEST(GrammarMultiply, GenotypeLikeMatrices) {
+  using exec = TypeParam;
   auto gen = kcla::test::rng();
-  check_matrix(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 2);
-  check_matrix(kcla::test::random_genotypes(gen, 7, 3000, 3, 2), 3);
+  check_matrix<exec>(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 2);
+  check_matrix<exec>(kcla::test::random_genotypes(gen, 7, 3000, 3, 2), 3);
 }
 
-TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
+TYPED_TEST(GrammarMultiply, RandomSparseAndEdgeCases) {
+  using exec = TypeParam;
   auto gen = kcla::test::rng();
-  check_matrix(kcla::test::random_csr(gen, 300, 200, 0.02, 3), 4);
-  check_matrix(kcla::test::random_csr(gen, 50, 1, 0.7, 2), 5);    // one column
-  check_matrix(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);   // all zero
-  check_matrix(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);     // 1 x 1
-  check_matrix(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);  // dense, no repetition
+  check_matrix<exec>(kcla::test::random_csr(gen, 300, 200, 0.02, 3), 4);
+  check_matrix<exec>(kcla::test::random_csr(gen, 50, 1, 0.7, 2), 5);    // one column
+  check_matrix<exec>(kcla::test::random_csr(gen, 40, 60, 0.0, 0), 6);   // all zero
+  check_matrix<exec>(kcla::test::random_csr(gen, 1, 1, 1.0, 1), 7);     // 1 x 1
+  check_matrix<exec>(kcla::test::random_csr(gen, 30, 500, 0.6, 0), 8);  // dense, no repetition
   // Rows longer than a row-phase chunk (16384 symbols on the host, 2048 / B on a GPU): a
   // row's chunks meet through the semiring's atomic combine.
-  check_matrix(kcla::test::random_csr(gen, 3, 120000, 0.3, 0), 9);
+  check_matrix<exec>(kcla::test::random_csr(gen, 3, 120000, 0.3, 0), 9);
 }
 
-TEST(GrammarMultiply, ManyShortRowsAndWideBatches) {
+TYPED_TEST(GrammarMultiply, ManyShortRowsAndWideBatches) {
+  using exec = TypeParam;
   // Rows x B x 8 bytes over 1 MiB at B = 70: on the host, the full array's row phase then
   // reduces row by row (chunks of C) instead of by occurrence into per-thread copies of y;
   // B = 70 also runs the host kernels' 64-value blocks twice.
   auto gen = kcla::test::rng();
-  check_matrix(kcla::test::random_csr(gen, 2000, 40, 0.5, 2), 10, {3, 70});
-  check_matrix(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 11, {70});
+  check_matrix<exec>(kcla::test::random_csr(gen, 2000, 40, 0.5, 2), 10, {3, 70});
+  check_matrix<exec>(kcla::test::random_genotypes(gen, 120, 900, 6, 5), 11, {70});
 }
 
-TEST(GrammarMultiply, MatchesVendorCsrProduct) {
+TYPED_TEST(GrammarMultiply, MatchesVendorCsrProduct) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   // plus-times against KokkosSparse::spmv (host) / cuSPARSE (CUDA) on the decompressed CSR.
   auto gen = kcla::test::rng();
   const auto a = kcla::test::random_genotypes(gen, 200, 2000, 8, 6);
@@ -177,7 +188,9 @@ TEST(GrammarMultiply, MatchesVendorCsrProduct) {
   EXPECT_LE(kcla::test::relative_error(yk.data(), yv.data(), a.num_rows), 1e-5);
 }
 
-TEST(GrammarMultiply, RejectsMismatchedShapes) {
+TYPED_TEST(GrammarMultiply, RejectsMismatchedShapes) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   const auto g = kcla::test::paper_grammar();
   kcla::GrammarMatrix<float, memory> A(g);
   Kokkos::View<float*, memory> x("x", 6), y("y", 8);
@@ -186,7 +199,8 @@ TEST(GrammarMultiply, RejectsMismatchedShapes) {
   EXPECT_THROW(kcla::multiply(exec(), A, X, Y), kcla::InvalidArgument);
 }
 
-TEST(GrammarMultiply, CostModelChoosesAndReports) {
+TYPED_TEST(GrammarMultiply, CostModelChoosesAndReports) {
+  using memory = typename TypeParam::memory_space;
   auto gen = kcla::test::rng();
   const auto g = kcla::compress(kcla::test::random_genotypes(gen, 100, 1000, 5, 4));
   kcla::GrammarMatrix<float, memory> automatic(g);
@@ -206,7 +220,8 @@ TEST(GrammarMultiply, CostModelChoosesAndReports) {
 
 // The cost model's machine follows the matrix's memory space, not the build: a host
 // matrix in a CUDA build gets host constants and the host's launch form.
-TEST(GrammarMultiply, MachineFollowsTheMemorySpace) {
+TEST(GrammarCostModel, MachineFollowsTheMemorySpace) {
+  using memory = Kokkos::DefaultExecutionSpace::memory_space;
   const auto g = kcla::test::paper_grammar();
   kcla::GrammarMatrix<float, Kokkos::HostSpace> on_host(g);
   EXPECT_EQ(on_host.prediction().launch, kcla::SweepMachine::for_host().default_launch);
@@ -218,7 +233,7 @@ TEST(GrammarMultiply, MachineFollowsTheMemorySpace) {
   kcla::GrammarMatrixOptions options;
   auto machine = kcla::SweepMachine::for_host();
   machine.default_launch = kcla::SweepLaunch::per_level;
-  options.machine = machine;
+  options.tuning.machine = machine;
   kcla::GrammarMatrix<float, Kokkos::HostSpace> forced(g, options);
   EXPECT_EQ(forced.prediction().launch, kcla::SweepLaunch::per_level);
   // The two defaults differ where it matters (else the checks above check nothing).

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "backends.hpp"
 #include "tlr_test_support.hpp"
 
 namespace {
@@ -24,27 +25,28 @@ const char* name(Kind k) {
   return k == Kind::tlr_tlr ? "TLR x TLR" : k == Kind::tlr_dense ? "TLR x dense" : "dense x TLR";
 }
 
-template <class Scalar>
-using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutStride, memory_space>;
+template <class Scalar, class Memory = memory_space>
+using dense_view = Kokkos::View<Scalar**, Kokkos::LayoutStride, Memory>;
 
-/// One operand of a product: TLR (random ranks, some 0, one full) or dense.
-template <class Scalar>
+/// One operand of a product on back end Exec: TLR (random ranks, some 0, one full) or dense.
+template <class Scalar, class Exec = exec_space>
 struct Operand {
-  kcla::TlrMatrix<Scalar, memory_space> tlr;
-  dense_view<Scalar> dense;
+  using memory = typename Exec::memory_space;
+  kcla::TlrMatrix<Scalar, memory> tlr;
+  dense_view<Scalar, memory> dense;
   HostMatrix host;
 
   static Operand make(std::mt19937_64& gen, bool as_tlr, std::int64_t rows, std::int64_t cols,
                       int b) {
     Operand x;
     if (as_tlr) {
-      x.tlr = kcla::random_tlr<Scalar, memory_space>(
-          exec_space(), rows, cols, b, kcla::test::random_ranks(gen, rows, cols, b), gen());
+      x.tlr = kcla::random_tlr<Scalar, memory>(Exec(), rows, cols, b,
+                                               kcla::test::random_ranks(gen, rows, cols, b), gen());
       x.host = kcla::test::decompress(x.tlr);
     } else {
-      x.dense = kcla::test::padded_view<Scalar, memory_space>(rows, cols);
-      kcla::fill_random(exec_space(), x.dense, gen());
-      exec_space().fence();
+      x.dense = kcla::test::padded_view<Scalar, memory>(rows, cols);
+      kcla::fill_random(Exec(), x.dense, gen());
+      Exec().fence();
       x.host = kcla::test::to_host(x.dense);
     }
     return x;
@@ -52,8 +54,8 @@ struct Operand {
 };
 
 /// Calls f(a_operand, b_operand) with the right static types for `kind`.
-template <class Scalar, class F>
-void dispatch(Kind kind, const Operand<Scalar>& a, const Operand<Scalar>& b, F&& f) {
+template <class Scalar, class Exec, class F>
+void dispatch(Kind kind, const Operand<Scalar, Exec>& a, const Operand<Scalar, Exec>& b, F&& f) {
   if (kind == Kind::tlr_tlr)
     f(a.tlr, b.tlr);
   else if (kind == Kind::tlr_dense)
@@ -67,19 +69,20 @@ struct Case {
   int b;
 };
 
-/// Runs C <- alpha op(A) op(B) + beta C on fresh random data and returns the relative
-/// Frobenius error against the dense reference.
-template <class Scalar>
+/// Runs C <- alpha op(A) op(B) + beta C on back end Exec on fresh random data and returns
+/// the relative Frobenius error against the dense reference.
+template <class Scalar, class Exec = exec_space>
 double product_error(std::mt19937_64& gen, Kind kind, Op op_a, Op op_b, const Case& c,
                      const kcla::TlrGemmOptions& options, int* rectangles = nullptr) {
   const bool a_tlr = kind != Kind::dense_tlr, b_tlr = kind != Kind::tlr_dense;
-  auto a =
-      Operand<Scalar>::make(gen, a_tlr, op_a == Op::N ? c.m : c.k, op_a == Op::N ? c.k : c.m, c.b);
-  auto b =
-      Operand<Scalar>::make(gen, b_tlr, op_b == Op::N ? c.k : c.n, op_b == Op::N ? c.n : c.k, c.b);
-  auto cv = kcla::test::padded_view<Scalar, memory_space>(c.m, c.n);
-  kcla::fill_random(exec_space(), cv, gen());
-  exec_space().fence();
+  using memory = typename Exec::memory_space;
+  auto a = Operand<Scalar, Exec>::make(gen, a_tlr, op_a == Op::N ? c.m : c.k,
+                                       op_a == Op::N ? c.k : c.m, c.b);
+  auto b = Operand<Scalar, Exec>::make(gen, b_tlr, op_b == Op::N ? c.k : c.n,
+                                       op_b == Op::N ? c.n : c.k, c.b);
+  auto cv = kcla::test::padded_view<Scalar, memory>(c.m, c.n);
+  kcla::fill_random(Exec(), cv, gen());
+  Exec().fence();
   const HostMatrix c0 = kcla::test::to_host(cv);
   const double alpha = 0.75, beta = -0.5;
   const HostMatrix expected =
@@ -87,13 +90,13 @@ double product_error(std::mt19937_64& gen, Kind kind, Op op_a, Op op_b, const Ca
   dispatch(kind, a, b, [&](const auto& x, const auto& y) {
     const auto plan = kcla::analyze(op_a, x, op_b, y, options);
     if (rectangles) *rectangles = plan.num_rectangles();
-    kcla::gemm(exec_space(), plan, x, y, alpha, beta, cv);
+    kcla::gemm(Exec(), plan, x, y, alpha, beta, cv);
   });
-  exec_space().fence();
+  Exec().fence();
   return kcla::test::relative_error(kcla::test::to_host(cv), expected);
 }
 
-template <class Scalar>
+template <class Scalar, class Exec>
 void check_all_products(kcla::TlrMath math = kcla::TlrMath::standard) {
   auto gen = kcla::test::rng(static_cast<std::uint64_t>(math) * 7 + sizeof(Scalar));
   const double tol = kcla::test::product_tolerance<Scalar>(math);
@@ -103,26 +106,31 @@ void check_all_products(kcla::TlrMath math = kcla::TlrMath::standard) {
   for (Kind kind : {Kind::tlr_tlr, Kind::tlr_dense, Kind::dense_tlr})
     for (Op op_a : {Op::N, Op::T})
       for (Op op_b : {Op::N, Op::T}) {
-        const double err = product_error<Scalar>(gen, kind, op_a, op_b, c, options);
+        const double err = product_error<Scalar, Exec>(gen, kind, op_a, op_b, c, options);
         EXPECT_LE(err, tol) << name(kind) << " op(A)=" << (op_a == Op::N ? "N" : "T")
                             << " op(B)=" << (op_b == Op::N ? "N" : "T");
       }
 }
 
-TEST(TlrGemm, AllOpsAndOperandKindsFp64) {
-  check_all_products<double>();
+// Every precision, op combination and operand kind on every enabled back end.
+template <class ExecutionSpace>
+class TlrGemmOnEveryBackend : public kcla::test::OnEveryBackend<ExecutionSpace> {};
+TYPED_TEST_SUITE(TlrGemmOnEveryBackend, kcla::test::Backends, kcla::test::BackendName);
+
+TYPED_TEST(TlrGemmOnEveryBackend, AllOpsAndOperandKindsFp64) {
+  check_all_products<double, TypeParam>();
 }
-TEST(TlrGemm, AllOpsAndOperandKindsFp32) {
-  check_all_products<float>();
+TYPED_TEST(TlrGemmOnEveryBackend, AllOpsAndOperandKindsFp32) {
+  check_all_products<float, TypeParam>();
 }
-TEST(TlrGemm, AllOpsAndOperandKindsTf32) {
-  check_all_products<float>(kcla::TlrMath::tf32);
+TYPED_TEST(TlrGemmOnEveryBackend, AllOpsAndOperandKindsTf32) {
+  check_all_products<float, TypeParam>(kcla::TlrMath::tf32);
 }
-TEST(TlrGemm, AllOpsAndOperandKindsFp16) {
-  check_all_products<Kokkos::Experimental::half_t>();
+TYPED_TEST(TlrGemmOnEveryBackend, AllOpsAndOperandKindsFp16) {
+  check_all_products<Kokkos::Experimental::half_t, TypeParam>();
 }
-TEST(TlrGemm, AllOpsAndOperandKindsBf16) {
-  check_all_products<kcla::bhalf_t>();
+TYPED_TEST(TlrGemmOnEveryBackend, AllOpsAndOperandKindsBf16) {
+  check_all_products<kcla::bhalf_t, TypeParam>();
 }
 
 TEST(TlrGemm, OddTileSizeAndTinyShapes) {
@@ -166,7 +174,7 @@ void check_workspace_splits(double tol) {
       for (bool pipelined : {false, true}) {
         dispatch(kind, a, b, [&](const auto& x, const auto& y) {
           kcla::TlrGemmOptions o;
-          o.pipelined = pipelined;
+          o.tuning.pipelined = pipelined;
           o.workspace_bytes = kcla::workspace_bytes(Op::N, x, Op::T, y, runs, o);
           const auto plan = kcla::analyze(Op::N, x, Op::T, y, o);
           EXPECT_LE(plan.workspace_bytes(), o.workspace_bytes);
@@ -292,9 +300,9 @@ void check_launch_forms(double tol) {
                                   kcla::TlrLaunch::batched, kcla::TlrLaunch::per_task}) {
           kcla::TlrGemmOptions o;
           o.association = order;
-          o.coupling_launch = coupling;
-          o.final_launch = final_launch;
-          o.rectangles = 3;
+          o.tuning.coupling_launch = coupling;
+          o.tuning.final_launch = final_launch;
+          o.tuning.rectangles = 3;
           const auto plan = kcla::analyze(Op::N, a, Op::N, bm, o);
           EXPECT_GT(plan.num_rectangles(), 1);
           auto c = kcla::test::padded_view<Scalar, memory_space>(m, n);
@@ -326,7 +334,7 @@ TEST(TlrGemm, AutomaticRectangles) {
   // A target number of rectangles without a budget: at most that many, two arenas when
   // pipelined, and less workspace than one rectangle.
   kcla::TlrGemmOptions o;
-  o.rectangles = 4;
+  o.tuning.rectangles = 4;
   const auto split = kcla::analyze(Op::N, a, Op::N, bm, o);
   EXPECT_GT(split.num_rectangles(), 1);
   EXPECT_LE(split.num_rectangles(), 4);
@@ -336,7 +344,7 @@ TEST(TlrGemm, AutomaticRectangles) {
   o.workspace_bytes = kcla::workspace_bytes(Op::N, a, Op::N, bm, 1, o);
   EXPECT_EQ(kcla::analyze(Op::N, a, Op::N, bm, o).num_rectangles(), 1);
   kcla::TlrGemmOptions bad;
-  bad.rectangles = -1;
+  bad.tuning.rectangles = -1;
   EXPECT_THROW(kcla::analyze(Op::N, a, Op::N, bm, bad), kcla::InvalidArgument);
 }
 

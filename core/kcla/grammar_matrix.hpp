@@ -29,16 +29,13 @@ enum class GrammarProducts { right, transpose, both };
 struct GrammarMatrixOptions {
   GrammarProducts products = GrammarProducts::right;
   SweepSchedule schedule = SweepSchedule::automatic;
-  SweepLaunch launch = SweepLaunch::automatic;
   /// Right-hand sides the cost model plans for (the product itself takes any number).
   std::int64_t expected_vectors = 1;
   /// Upper bound on the sweep's value slots in bytes; 0 means no bound. The automatic
   /// choice prefers a schedule that fits; products with more vectors than fit run in
   /// chunks of vectors.
   std::int64_t workspace_budget_bytes = 0;
-  /// The cost model's machine; empty: the defaults for the matrix's memory space
-  /// (SweepMachine::for_memory_space).
-  std::optional<SweepMachine> machine;
+  SweepTuning tuning;
 };
 
 namespace detail {
@@ -132,12 +129,13 @@ class GrammarMatrix {
         metrics_(compute_metrics(grammar)),
         num_rows_(grammar.num_rows),
         num_cols_(grammar.num_cols) {
-    const SweepMachine machine =
-        options.machine ? *options.machine : SweepMachine::for_memory_space<MemorySpace>();
+    const SweepMachine machine = options.tuning.machine
+                                     ? *options.tuning.machine
+                                     : SweepMachine::for_memory_space<MemorySpace>();
     prediction_ = options.schedule == SweepSchedule::automatic
                       ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
-                                     options.launch, options.workspace_budget_bytes, machine)
-                      : predict_sweep(metrics_, options.schedule, options.launch,
+                                     options.tuning.launch, options.workspace_budget_bytes, machine)
+                      : predict_sweep(metrics_, options.schedule, options.tuning.launch,
                                       options.expected_vectors, sizeof(Scalar), machine);
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)

@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace kcla {
@@ -46,6 +47,17 @@ struct SweepMachine {
     return Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemorySpace>::accessible ? for_host()
                                                                                   : for_gpu();
   }
+};
+
+/// Experimental tuning of the grammar sweep: knobs measured on one GPU (docs/gpu-notes.md);
+/// names and defaults may change between versions. The defaults are what kcla chooses.
+struct SweepTuning {
+  /// How the levels are launched; automatic: the machine's default_launch. A product call
+  /// may still name a launch form for itself (kcla::multiply's last argument).
+  SweepLaunch launch = SweepLaunch::automatic;
+  /// The cost model's machine; empty: the defaults for the matrix's memory space
+  /// (SweepMachine::for_memory_space).
+  std::optional<SweepMachine> machine;
 };
 
 struct SweepPrediction {

@@ -38,23 +38,29 @@ enum class TlrBackend { automatic, reference };
 /// cublasGemmEx per GEMM; automatic: the measured default (docs/gpu-notes-tlr.md).
 enum class TlrLaunch { automatic, grouped, batched, per_task };
 
-struct TlrGemmOptions {
-  /// Total workspace the product may use, all arenas together (bytes); 0: automatic
-  /// (`rectangles` below decides).
-  std::size_t workspace_bytes = 0;
-  /// With workspace_bytes == 0: the number of output rectangles to aim for (less
-  /// workspace; with `pipelined`, stages 1-2 of one rectangle overlap stage 3 of the
+/// Experimental tuning of the TLR product: knobs measured on one GPU (docs/gpu-notes-tlr.md);
+/// names and defaults may change between versions. The defaults are what kcla chooses.
+struct TlrGemmTuning {
+  /// With TlrGemmOptions::workspace_bytes == 0: the number of output rectangles to aim for
+  /// (less workspace; with `pipelined`, stages 1-2 of one rectangle overlap stage 3 of the
   /// previous one); 0: automatic (one rectangle, all of C at once: fastest on the H200).
   int rectangles = 0;
   /// Two arenas and two streams: stages 1-2 of the next rectangle overlap stage 3 of the
   /// current one (CUDA; the host runs rectangles in order either way).
   bool pipelined = true;
-  TlrMath math = TlrMath::standard;
-  TlrAssociation association = TlrAssociation::automatic;
-  TlrBackend backend = TlrBackend::automatic;
   /// Launch form of stages 1-2 and of stage 3 on CUDA.
   TlrLaunch coupling_launch = TlrLaunch::automatic;
   TlrLaunch final_launch = TlrLaunch::automatic;
+};
+
+struct TlrGemmOptions {
+  /// Total workspace the product may use, all arenas together (bytes); 0: automatic
+  /// (`tuning.rectangles` decides).
+  std::size_t workspace_bytes = 0;
+  TlrMath math = TlrMath::standard;
+  TlrAssociation association = TlrAssociation::automatic;
+  TlrBackend backend = TlrBackend::automatic;
+  TlrGemmTuning tuning;
 };
 
 namespace detail {

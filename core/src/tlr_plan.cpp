@@ -507,9 +507,9 @@ Setup validate(Op op_a, const TlrOperandShape& a, Op op_b, const TlrOperandShape
     fail("the two TLR operands have different tile sizes (" +
          std::to_string(a.layout->tile_size()) + " and " + std::to_string(b.layout->tile_size()) +
          ")");
-  if (options.rectangles < 0)
+  if (options.tuning.rectangles < 0)
     fail("the target number of rectangles must be >= 0 (0: automatic), not " +
-         std::to_string(options.rectangles));
+         std::to_string(options.tuning.rectangles));
   if (options.math == TlrMath::tf32 && scalar != ScalarKind::f32)
     fail("tf32 math needs fp32 (float) storage");
   if (options.association == TlrAssociation::left && a.dense())
@@ -563,7 +563,7 @@ std::size_t budget_for_runs(const Planner& planner, const Setup& s, int runs,
       lo = mid + 1;
   }
   if (count(best) <= 1) return hi;
-  return options.pipelined ? 2 * best : best;
+  return options.tuning.pipelined ? 2 * best : best;
 }
 
 /// Rectangles an automatic plan aims for: one. Splitting C so that stages 1-2 of one
@@ -572,7 +572,7 @@ std::size_t budget_for_runs(const Planner& planner, const Setup& s, int runs,
 /// fp32: 4 or 8 rectangles 0-9% slower than one, run 5 of docs/gpu-notes-tlr.md). A budget
 /// (workspace_bytes) or an explicit target still splits, and then pipelines.
 int automatic_rectangles(const TlrGemmOptions& options) {
-  return options.rectangles > 0 ? options.rectangles : 1;
+  return options.tuning.rectangles > 0 ? options.tuning.rectangles : 1;
 }
 
 }  // namespace
@@ -604,15 +604,15 @@ TlrGemmPlan plan_tlr_gemm(Op op_a, const TlrOperandShape& a, Op op_b, const TlrO
   // The whole of C in one rectangle needs one arena; otherwise a pipelined product splits
   // the budget between two.
   bool ok = planner.schedule(total, options.association, ranges, orders);
-  if (ok && ranges.size() > 1 && options.pipelined)
+  if (ok && ranges.size() > 1 && options.tuning.pipelined)
     ok = planner.schedule(total / 2, options.association, ranges, orders);
   if (!ok)
     throw InvalidArgument("TLR gemm: a workspace budget of " + std::to_string(total) +
                           " bytes is below the " +
                           std::to_string(planner.smallest_rectangle_need(options.association) *
-                                         (options.pipelined ? 2 : 1)) +
+                                         (options.tuning.pipelined ? 2 : 1)) +
                           " bytes that single tiles need");
-  data->num_arenas = (ranges.size() > 1 && options.pipelined) ? 2 : 1;
+  data->num_arenas = (ranges.size() > 1 && options.tuning.pipelined) ? 2 : 1;
   for (std::size_t n = 0; n < ranges.size(); ++n) {
     TlrRectangle rect = planner.build(ranges[n], orders[n]);
     rect.arena = data->num_arenas == 2 ? static_cast<int>(n % 2) : 0;

@@ -44,7 +44,7 @@ void tlr_execute_blas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double
 
 #if KCLA_HAVE_CUDA
 /// cuBLAS on `stream` (a cudaStream_t): each stage as grouped, (strided) batched or single
-/// GEMM calls (TlrGemmOptions::coupling_launch, final_launch); with a pipelined plan, stages
+/// GEMM calls (TlrGemmTuning::coupling_launch, final_launch); with a pipelined plan, stages
 /// 1-2 run on a second stream and arena, overlapping stage 3 of the previous rectangle.
 /// Data in device memory.
 void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& buffers, double alpha,

@@ -459,7 +459,7 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
           device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
                       rb.leading_dim(f.buffer, f.ld), 0.0, s12);
       run_stage(rt->handle[1], calls[stage],
-                resolve_coupling_launch(d.options.coupling_launch, calls[stage]), coupling,
+                resolve_coupling_launch(d.options.tuning.coupling_launch, calls[stage]), coupling,
                 rt->device_ptrs, rt->host_ptrs, types);
     }
     if (pipelined) {
@@ -469,8 +469,8 @@ void tlr_execute_cublas(const TlrGemmPlan& plan, const TlrBuffers& in, double al
     for (const auto& f : rect.stage3.fills)
       device_fill(d.scalar, rb.at(f.buffer, f.off, f.col, es), f.rows, f.cols,
                   rb.leading_dim(f.buffer, f.ld), beta, main);
-    run_stage(rt->handle[0], calls[2], resolve_final_launch(d.options.final_launch), final_scales,
-              rt->device_ptrs, rt->host_ptrs, types);
+    run_stage(rt->handle[0], calls[2], resolve_final_launch(d.options.tuning.final_launch),
+              final_scales, rt->device_ptrs, rt->host_ptrs, types);
     if (pipelined) check(cudaEventRecord(rt->s3_done[a], main), "cudaEventRecord");
   }
 }
