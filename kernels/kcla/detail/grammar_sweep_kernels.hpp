@@ -1,0 +1,155 @@
+// The grammar sweep's GPU kernels: one functor per per-level launch (level, fill, rows)
+// and the fused ticketed kernel. Launched by grammar_sweep_launch.hpp.
+#pragma once
+
+#include <kcla/detail/grammar_sweep_args.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace kcla::detail {
+
+// --- per-level launches --------------------------------------------------------------
+
+template <class Semiring, class Scalar>
+struct LevelFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  std::int32_t level;
+  std::int64_t first, count;            // nodes of this level
+  std::int64_t emit_first, emit_count;  // layered: emits of level - 1 (fused into the round)
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    const std::int64_t item = i / a.vectors, b = i % a.vectors;
+    if (item < count)
+      a.template node<false>(level, first, first + item, b);
+    else
+      a.template emit<false>(level - 1, emit_first + item - count, b);
+  }
+};
+
+template <class Semiring, class Scalar>
+struct FillFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const { a.y[i] = Semiring::zero(); }
+};
+
+template <class Semiring, class Scalar>
+struct RowsSerialFunctor {
+  SweepArgs<Semiring, Scalar> a;
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
+    a.template row_serial<false>(i / a.vectors, i % a.vectors);
+  }
+};
+
+/// Long rows split into fixed chunks of C, one team per chunk, so a matrix with few,
+/// very long rows (HLC: 427 rows of ~25k symbols) still fills the device. y starts at zero.
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct RowsChunkFunctor {
+  using T = typename Semiring::value_type;
+  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  SweepArgs<Semiring, Scalar> a;
+  const std::int64_t* chunk_first_row;
+  std::int64_t chunk_symbols, total_symbols;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
+    const std::int64_t c0 = team.league_rank() * chunk_symbols;
+    const std::int64_t c1 = c0 + chunk_symbols < total_symbols ? c0 + chunk_symbols : total_symbols;
+    for (std::int64_t r = chunk_first_row[team.league_rank()];
+         r < a.num_rows && a.row_offsets[r] < c1; ++r) {
+      const std::int64_t begin = a.row_offsets[r] > c0 ? a.row_offsets[r] : c0;
+      const std::int64_t end = a.row_offsets[r + 1] < c1 ? a.row_offsets[r + 1] : c1;
+      if (begin >= end) continue;
+      const bool whole = a.row_offsets[r] >= c0 && a.row_offsets[r + 1] <= c1;
+      row_segment_team<false>(a, team, r, begin, end, whole, scratch);
+    }
+  }
+};
+
+// --- the fused kernel ------------------------------------------------------------------
+
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct FusedSweepFunctor {
+  using T = typename Semiring::value_type;
+  using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  SweepArgs<Semiring, Scalar> a;
+  SweepCounter* counters;  // [0] ticket dispenser, [1 + level] tickets finished
+  const std::int32_t* ticket_level;
+  const std::int32_t* ticket_kind;
+  const std::int64_t* ticket_begin;
+  const std::int64_t* ticket_end;
+  const std::int64_t* tickets_per_level;
+  const std::int64_t* level_first;  // first node of each level (index = level)
+  std::int64_t epoch, num_tickets;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
+    std::int64_t ticket = 0;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](std::int64_t& t) {
+          t = static_cast<std::int64_t>(Kokkos::atomic_fetch_add(&counters[0], SweepCounter(1))) -
+              epoch * num_tickets;
+        },
+        ticket);
+    const std::int32_t level = ticket_level[ticket];
+    const std::int32_t kind = ticket_kind[ticket];
+    const std::int64_t begin = ticket_begin[ticket], end = ticket_end[ticket];
+    const std::int64_t B = a.vectors;
+    // A node ticket of at most one item per thread reads its inputs (child codes, leaf
+    // values) while the level below is still running: after the hand-off only the
+    // child slots remain to be read.
+    const std::int64_t item = team.team_rank();
+    const bool prefetched = kind == nodes && (end - begin) * B <= team.team_size();
+    const bool has_item = prefetched && item < (end - begin) * B;
+    typename SweepArgs<Semiring, Scalar>::NodeOperands operands{};
+    if (has_item) operands = a.prefetch_node(begin + item / B, item % B);
+    // Wait for the nearest level below that has tickets: an empty level in between (no
+    // row units, nothing to fill) must not break the chain of hand-offs.
+    std::int32_t below = level - 1;
+    while (below >= 0 && tickets_per_level[below] == 0) --below;
+    if (below >= 0) {
+      const std::int64_t target = (epoch + 1) * tickets_per_level[below];
+      Kokkos::single(Kokkos::PerTeam(team), [&]() {
+        while (load_counter(&counters[1 + below]) < target) {
+#if defined(__CUDA_ARCH__)
+          // Back off: hundreds of waiting teams polling one L2 line slow the producers.
+          __nanosleep(200);
+#endif
+        }
+        Kokkos::memory_fence();
+      });
+    }
+    team.team_barrier();
+    if (prefetched) {
+      if (has_item)
+        a.template finish_node<true>(level, level_first[level], begin + item / B, item % B,
+                                     operands);
+    } else if (kind == nodes) {
+      const std::int64_t first = level_first[level];
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template node<true>(level, first, begin + i / B, i % B);
+      });
+    } else if (kind == emits) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template emit<true>(level - 1, begin + i / B, i % B);
+      });
+    } else if (kind == fill_y) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, end - begin),
+                           [&](std::int64_t i) { a.y[begin + i] = Semiring::zero(); });
+    } else if (kind == rows_serial) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        a.template row_serial<true>(begin + i / B, i % B);
+      });
+    } else {
+      for (std::int64_t r = begin; r < end; ++r) row_team<true>(a, team, r, scratch);
+    }
+    team.team_barrier();
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      Kokkos::memory_fence();
+      Kokkos::atomic_fetch_add(&counters[1 + level], SweepCounter(1));
+    });
+  }
+};
+
+}  // namespace kcla::detail

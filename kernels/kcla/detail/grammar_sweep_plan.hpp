@@ -1,0 +1,142 @@
+// Host-side planning of the grammar sweep: team and ticket sizes per execution space, the
+// value slots a product needs, and the fused kernel's ticket table (prepare_plan).
+#pragma once
+
+#include <kcla/detail/grammar_sweep_args.hpp>
+#include <kcla/detail/grammar_sweep_host.hpp>
+#include <kcla/grammar_matrix.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace kcla::detail {
+
+template <class ExecutionSpace>
+constexpr int sweep_team_size() {
+#if KCLA_HAVE_CUDA
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
+#endif
+  return 1;
+}
+
+template <class ExecutionSpace>
+constexpr std::int64_t items_per_ticket() {
+#if KCLA_HAVE_CUDA
+  // One item per thread: a level's chunks spread over the whole GPU, and a chunk's
+  // latency (the level hand-off's critical path) is one dependent load chain.
+  if constexpr (std::is_same<ExecutionSpace, Kokkos::Cuda>::value) return 256;
+#endif
+  return 16384;
+}
+
+/// Average symbols per row below which a row is reduced by one thread, not a team.
+constexpr std::int64_t kSerialRowSymbols = 48;
+
+/// 8-byte words of value slots a product with `vectors` vectors of `value_bytes` needs.
+template <class Scalar, class MemorySpace>
+std::int64_t workspace_words(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                             std::int64_t value_bytes) {
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
+  return (slots * vectors * value_bytes + 7) / 8;
+}
+
+/// (Re)builds the fused kernel's ticket table and workspace for `vectors` vectors.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
+                  std::int64_t value_bytes) {
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    prepare_host_plan<ExecutionSpace>(A, vectors, value_bytes);
+  auto& plan = A.plan();
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  const std::int64_t words = workspace_words(A, vectors, value_bytes);
+  if (plan.vectors == vectors && static_cast<std::int64_t>(plan.workspace.extent(0)) >= words &&
+      plan.num_tickets > 0)
+    return;
+  plan.vectors = vectors;
+  plan.graph.reset();  // a captured graph names the old workspace and ticket table
+  if (static_cast<std::int64_t>(plan.workspace.extent(0)) < words) {
+    plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      advise_huge_pages(plan.workspace.data(), static_cast<std::size_t>(words) * 8);
+  }
+
+  const std::int32_t depth = A.depth();
+  const std::int64_t per_ticket =
+      std::max<std::int64_t>(1, items_per_ticket<ExecutionSpace>() / vectors);
+  // Chunks of C for the row phase of per-level launches: ~8 items per thread on a GPU.
+  const std::int64_t chunk_items =
+      sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
+  plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
+  std::vector<std::int32_t> level, kind;
+  std::vector<std::int64_t> begin, end;
+  // Levels 0 .. depth + 1; the host form's row phase may end with a level depth + 2.
+  plan.tickets_per_level.assign(
+      static_cast<std::size_t>(depth) + (sweeps_on_host<ExecutionSpace> ? 3 : 2), 0);
+  auto add = [&](std::int32_t l, std::int32_t k, std::int64_t b, std::int64_t e,
+                 std::int64_t chunk) {
+    for (std::int64_t s = b; s < e; s += chunk) {
+      level.push_back(l);
+      kind.push_back(k);
+      begin.push_back(s);
+      end.push_back(std::min(e, s + chunk));
+      ++plan.tickets_per_level[l];
+    }
+  };
+  const std::int64_t rows = A.num_rows();
+  if (layered) add(0, fill_y, 0, rows * vectors, items_per_ticket<ExecutionSpace>());
+  if constexpr (sweeps_on_host<ExecutionSpace>)
+    if (!layered) add_host_row_tickets<ExecutionSpace>(A, vectors, true, add);
+  for (std::int32_t k = 1; k <= depth; ++k) {
+    add(k, nodes, A.level_offsets[k - 1], A.level_offsets[k], per_ticket);
+    if (layered) add(k, emits, A.emit_offsets[k - 1], A.emit_offsets[k], per_ticket);
+  }
+  if (layered) {
+    add(depth + 1, emits, A.emit_offsets[depth], A.emit_offsets[depth + 1], per_ticket);
+  } else if constexpr (sweeps_on_host<ExecutionSpace>) {
+    add_host_row_tickets<ExecutionSpace>(A, vectors, false, add);
+  } else {
+    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
+    if (symbols <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1))
+      add(depth + 1, rows_serial, 0, rows, per_ticket);
+    else
+      add(depth + 1, rows_team, 0, rows, 1);
+  }
+  plan.num_tickets = static_cast<std::int64_t>(level.size());
+  std::vector<std::int64_t> chunk_first_row;
+  if (!layered) {
+    const auto& offsets = A.row_offsets_host;
+    const std::int64_t symbols = offsets.empty() ? 0 : offsets.back();
+    for (std::int64_t c0 = 0; c0 < symbols; c0 += plan.chunk_symbols)
+      chunk_first_row.push_back(
+          static_cast<std::int64_t>(std::upper_bound(offsets.begin(), offsets.end(), c0) -
+                                    offsets.begin()) -
+          1);
+  }
+  auto upload = [](auto& view, const auto& host, const char* label) {
+    using V = std::decay_t<decltype(view)>;
+    view = V(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), host.size());
+    Kokkos::deep_copy(
+        view, Kokkos::View<const typename V::value_type*, Kokkos::HostSpace,
+                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
+  };
+  upload(plan.ticket_level, level, "kcla::grammar::ticket_level");
+  upload(plan.ticket_kind, kind, "kcla::grammar::ticket_kind");
+  upload(plan.ticket_begin, begin, "kcla::grammar::ticket_begin");
+  upload(plan.ticket_end, end, "kcla::grammar::ticket_end");
+  upload(plan.tickets_per_level_device, plan.tickets_per_level, "kcla::grammar::tickets_per_level");
+  std::vector<std::int64_t> level_first(static_cast<std::size_t>(depth) + 2, 0);
+  for (std::int32_t k = 1; k <= depth; ++k) level_first[k] = A.level_offsets[k - 1];
+  upload(plan.level_first, level_first, "kcla::grammar::level_first");
+  upload(plan.chunk_first_row, chunk_first_row, "kcla::grammar::chunk_first_row");
+  plan.counters = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::counters",
+                                                           plan.tickets_per_level.size() + 1);
+  plan.epoch = 0;
+}
+
+}  // namespace kcla::detail
