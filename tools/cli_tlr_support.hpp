@@ -24,6 +24,10 @@
 
 namespace kcla::cli {
 
+/// kcla tlr compress (tools/cli_tlr_compress.cpp) and kcla tlr gemm (tools/cli_tlr_gemm.cpp).
+int run_tlr_compress(int argc, char** argv);
+int run_tlr_gemm(int argc, char** argv);
+
 /// fp64, fp32, fp16 or bf16 (UsageError otherwise).
 ScalarKind parse_precision(const std::string& name);
 

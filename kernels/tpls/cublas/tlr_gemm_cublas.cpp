@@ -50,36 +50,39 @@ CublasTypes types_for(ScalarKind kind, TlrMath math) {
   }
 }
 
-__global__ void scale_kernel_f64(double* c, int rows, long long count, long long ld, double beta) {
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    double& x = c[e % rows + (e / rows) * ld];
-    x = beta * x;
-  }
+// Element conversions of the scale kernel: 16-bit values are scaled in float.
+__device__ inline double widen(double v) {
+  return v;
+}
+__device__ inline float widen(float v) {
+  return v;
+}
+__device__ inline float widen(__half v) {
+  return __half2float(v);
+}
+__device__ inline float widen(__nv_bfloat16 v) {
+  return __bfloat162float(v);
+}
+__device__ inline void store(double& x, double v) {
+  x = v;
+}
+__device__ inline void store(float& x, float v) {
+  x = v;
+}
+__device__ inline void store(__half& x, float v) {
+  x = __float2half_rn(v);
+}
+__device__ inline void store(__nv_bfloat16& x, float v) {
+  x = __float2bfloat16_rn(v);
 }
 
-__global__ void scale_kernel_f32(float* c, int rows, long long count, long long ld, float beta) {
+/// x <- beta x over a rows x (count / rows) block with leading dimension ld.
+template <class T, class Compute>
+__global__ void scale_kernel(T* c, int rows, long long count, long long ld, Compute beta) {
   for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
        e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    float& x = c[e % rows + (e / rows) * ld];
-    x = beta * x;
-  }
-}
-
-__global__ void scale_kernel_f16(__half* c, int rows, long long count, long long ld, float beta) {
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    __half& x = c[e % rows + (e / rows) * ld];
-    x = __float2half_rn(beta * __half2float(x));
-  }
-}
-
-__global__ void scale_kernel_bf16(__nv_bfloat16* c, int rows, long long count, long long ld,
-                                  float beta) {
-  for (long long e = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; e < count;
-       e += static_cast<long long>(gridDim.x) * blockDim.x) {
-    __nv_bfloat16& x = c[e % rows + (e / rows) * ld];
-    x = __float2bfloat16_rn(beta * __bfloat162float(x));
+    T& x = c[e % rows + (e / rows) * ld];
+    store(x, beta * widen(x));
   }
 }
 
@@ -99,22 +102,21 @@ void device_fill(ScalarKind kind, void* p, int rows, int cols, long long ld, dou
   const long long count = static_cast<long long>(rows) * cols;
   const int threads = 256;
   const int blocks = static_cast<int>(std::min<long long>((count + threads - 1) / threads, 4096));
+  const float beta_f = static_cast<float>(beta);
   switch (kind) {
     case ScalarKind::f64:
-      scale_kernel_f64<<<blocks, threads, 0, stream>>>(static_cast<double*>(p), rows, count, ld,
-                                                       beta);
+      scale_kernel<<<blocks, threads, 0, stream>>>(static_cast<double*>(p), rows, count, ld, beta);
       break;
     case ScalarKind::f32:
-      scale_kernel_f32<<<blocks, threads, 0, stream>>>(static_cast<float*>(p), rows, count, ld,
-                                                       static_cast<float>(beta));
+      scale_kernel<<<blocks, threads, 0, stream>>>(static_cast<float*>(p), rows, count, ld, beta_f);
       break;
     case ScalarKind::f16:
-      scale_kernel_f16<<<blocks, threads, 0, stream>>>(static_cast<__half*>(p), rows, count, ld,
-                                                       static_cast<float>(beta));
+      scale_kernel<<<blocks, threads, 0, stream>>>(static_cast<__half*>(p), rows, count, ld,
+                                                   beta_f);
       break;
     default:
-      scale_kernel_bf16<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(p), rows, count,
-                                                        ld, static_cast<float>(beta));
+      scale_kernel<<<blocks, threads, 0, stream>>>(static_cast<__nv_bfloat16*>(p), rows, count, ld,
+                                                   beta_f);
       break;
   }
   check(cudaGetLastError(), "scale kernel launch");
