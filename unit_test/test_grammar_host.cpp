@@ -95,6 +95,25 @@ TEST(PaperExample, HandGrammarHasFiveLevelsAndOnePassThrough) {
   EXPECT_EQ(m.pass_throughs, 1);
 }
 
+// The cost model's w* and +pt, counted without building the layered schedule, are the
+// built schedule's: the paper's grammar and random grammars of every depth.
+TEST(LayeredWidth, CountsWhatTheBuiltScheduleHas) {
+  auto gen = kcla::test::rng();
+  std::vector<kcla::Grammar> grammars{paper_grammar()};
+  grammars.push_back(kcla::compress(kcla::test::random_genotypes(gen, 90, 700, 5, 4)));
+  grammars.push_back(kcla::compress(kcla::test::random_csr(gen, 200, 300, 0.05, 2)));
+  grammars.push_back(kcla::compress(kcla::test::random_csr(gen, 40, 60, 0.0, 0)));
+  grammars.push_back(kcla::compress(kcla::test::random_csr(gen, 3, 5000, 0.5, 1)));
+  for (const auto& g : grammars) {
+    const auto built = kcla::build_layered_schedule(g);
+    const auto counted = kcla::layered_width(g, kcla::compute_levels(g));
+    EXPECT_EQ(counted.max_width, built.max_width) << g.num_rules() << " rules";
+    EXPECT_EQ(counted.pass_throughs, built.pass_throughs) << g.num_rules() << " rules";
+  }
+  EXPECT_EQ(kcla::layered_width(paper_grammar(), kcla::compute_levels(paper_grammar())).max_width,
+            4);
+}
+
 TEST(PaperExample, WorkedProductOfFigure42) {
   const auto g = paper_grammar();
   const auto x = kcla::test::paper_x();

@@ -79,4 +79,12 @@ struct LayeredSchedule {
 };
 LayeredSchedule build_layered_schedule(const Grammar& g);
 
+/// w* and +pt of the layered schedule, counted without building it (what the cost model
+/// needs: a matrix that runs the full array never pays for the layered arrays).
+struct LayeredWidth {
+  std::int64_t max_width = 0;
+  std::int64_t pass_throughs = 0;
+};
+LayeredWidth layered_width(const Grammar& g, const GrammarLevels& levels);
+
 }  // namespace kcla

@@ -21,7 +21,7 @@ GrammarMetrics compute_metrics(const Grammar& g) {
   const auto levels = compute_levels(g);
   m.depth = levels.depth;
   for (auto w : levels.rules_per_level) m.max_level_rules = std::max(m.max_level_rules, w);
-  const auto layered = build_layered_schedule(g);
+  const auto layered = layered_width(g, levels);
   m.max_width = layered.max_width;
   m.pass_throughs = layered.pass_throughs;
   return m;

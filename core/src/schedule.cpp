@@ -58,6 +58,45 @@ FullArraySchedule build_full_array_schedule(const Grammar& g) {
   return s;
 }
 
+namespace {
+
+// Highest level that reads each rule as a child (C does not count: roots are emitted at
+// their own level, never carried up).
+std::vector<std::int32_t> top_readers(const Grammar& g, const GrammarLevels& levels) {
+  const auto terminals = g.num_terminals();
+  std::vector<std::int32_t> top(static_cast<std::size_t>(g.num_rules()), 0);
+  for (std::int64_t i = 0; i < g.num_rules(); ++i)
+    for (symbol_t c : {g.rule_left[i], g.rule_right[i]})
+      if (c >= terminals) top[c - terminals] = std::max(top[c - terminals], levels.rule_level[i]);
+  return top;
+}
+
+}  // namespace
+
+LayeredWidth layered_width(const Grammar& g, const GrammarLevels& levels) {
+  const auto top_reader = top_readers(g, levels);
+  // Level k holds its rules plus one pass-through per rule of a lower level l read above
+  // k (l < k < top reader): a difference array over the levels.
+  std::vector<std::int64_t> change(static_cast<std::size_t>(levels.depth) + 2, 0);
+  LayeredWidth w;
+  for (std::int64_t i = 0; i < g.num_rules(); ++i) {
+    const std::int32_t l = levels.rule_level[i];
+    ++change[l];
+    --change[l + 1];
+    if (top_reader[i] > l + 1) {
+      ++change[l + 1];
+      --change[top_reader[i]];
+      w.pass_throughs += top_reader[i] - l - 1;
+    }
+  }
+  std::int64_t width = 0;
+  for (std::int32_t k = 1; k <= levels.depth; ++k) {
+    width += change[k];
+    w.max_width = std::max(w.max_width, width);
+  }
+  return w;
+}
+
 LayeredSchedule build_layered_schedule(const Grammar& g) {
   g.validate();
   const auto levels = compute_levels(g);
@@ -66,13 +105,7 @@ LayeredSchedule build_layered_schedule(const Grammar& g) {
   const std::int32_t depth = levels.depth;
   auto level_of = [&](symbol_t s) { return s < terminals ? 0 : levels.rule_level[s - terminals]; };
 
-  // Highest level that reads each rule as a child (C does not count: roots are emitted
-  // at their own level, never carried up).
-  std::vector<std::int32_t> top_reader(static_cast<std::size_t>(rules), 0);
-  for (std::int64_t i = 0; i < rules; ++i)
-    for (symbol_t c : {g.rule_left[i], g.rule_right[i]})
-      if (c >= terminals)
-        top_reader[c - terminals] = std::max(top_reader[c - terminals], levels.rule_level[i]);
+  const auto top_reader = top_readers(g, levels);
 
   // Level sizes: rules plus the pass-throughs carrying a value up to its top reader.
   std::vector<std::int64_t> width(static_cast<std::size_t>(depth) + 1, 0);
