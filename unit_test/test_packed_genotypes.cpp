@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -687,18 +688,23 @@ TEST(PackedMultiply, BatchedMatchesCsrReference) {
   }
 }
 
-TEST(PackedMultiply, MissingCallsCountZeroForEitherAllele) {
+// Missing calls, padding, empty shapes and argument checks on every enabled back end.
+template <class ExecutionSpace>
+class PackedMultiplyOnEveryBackend : public kcla::test::OnEveryBackend<ExecutionSpace> {};
+TYPED_TEST_SUITE(PackedMultiplyOnEveryBackend, kcla::test::Backends, kcla::test::BackendName);
+
+TYPED_TEST(PackedMultiplyOnEveryBackend, MissingCallsCountZeroForEitherAllele) {
   SCOPED_TRACE(seed_note());
   auto gen = kcla::test::rng();
   for (const auto counted : {CountedAllele::a1, CountedAllele::a2}) {
     const auto panel = random_panel(gen, 37, 75, 0.35, counted);
     ASSERT_GT(panel.missing, 0);
-    check_products<double>(panel, 1, gen);
-    check_products<float>(panel, 3, gen);
+    check_products<double, TypeParam>(panel, 1, gen);
+    check_products<float, TypeParam>(panel, 3, gen);
   }
 }
 
-TEST(PackedMultiply, PaddingCallsAreIgnored) {
+TYPED_TEST(PackedMultiplyOnEveryBackend, PaddingCallsAreIgnored) {
   // Padding codes as a raw .bed leaves them (00, two copies of A1) must not leak into y.
   SCOPED_TRACE(seed_note());
   auto gen = kcla::test::rng();
@@ -710,38 +716,40 @@ TEST(PackedMultiply, PaddingCallsAreIgnored) {
       for (int q = 0; q < 4; ++q)
         if (first_sample + q >= m) byte = static_cast<std::uint8_t>(byte & ~(3u << (2 * q)));
     }
-    check_products<double>(panel, 1, gen);
-    check_products<double>(panel, 64, gen);
+    check_products<double, TypeParam>(panel, 1, gen);
+    check_products<double, TypeParam>(panel, 64, gen);
   }
 }
 
-TEST(PackedMultiply, EmptyShapes) {
-  using exec = Kokkos::DefaultExecutionSpace;
+TYPED_TEST(PackedMultiplyOnEveryBackend, EmptyShapes) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
   for (const auto& [m, n] : std::vector<std::pair<int, int>>{{0, 0}, {0, 5}, {4, 0}}) {
-    const kcla::PackedGenotypeMatrix<double> G(kcla::PackedGenotypes::all_missing(m, n));
+    const kcla::PackedGenotypeMatrix<double, memory> G(kcla::PackedGenotypes::all_missing(m, n));
     for (const auto kernel : all_kernels()) {
       kcla::PackedMultiplyOptions options;
       options.kernel = kernel;
-      Kokkos::View<double*> x("x", n), y("y", m);
+      Kokkos::View<double*, memory> x("x", n), y("y", m);
       Kokkos::deep_copy(y, 7.0);
       kcla::multiply(exec(), G, x, y, options);
       auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
       for (int s = 0; s < m; ++s) EXPECT_EQ(yh(s), 0.0) << name(kernel);
-      Kokkos::View<double**, Kokkos::LayoutRight> X("X", n, 0), Y("Y", m, 0);
+      Kokkos::View<double**, Kokkos::LayoutRight, memory> X("X", n, 0), Y("Y", m, 0);
       kcla::multiply(exec(), G, X, Y, options);
     }
   }
 }
 
-TEST(PackedMultiply, RejectsMismatchedExtents) {
-  using exec = Kokkos::DefaultExecutionSpace;
-  const kcla::PackedGenotypeMatrix<float> G(kcla::PackedGenotypes::all_missing(6, 4));
-  Kokkos::View<float*> x4("x", 4), x5("x", 5), y6("y", 6), y5("y", 5);
+TYPED_TEST(PackedMultiplyOnEveryBackend, RejectsMismatchedExtents) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
+  const kcla::PackedGenotypeMatrix<float, memory> G(kcla::PackedGenotypes::all_missing(6, 4));
+  Kokkos::View<float*, memory> x4("x", 4), x5("x", 5), y6("y", 6), y5("y", 5);
   EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::multiply(exec(), G, x5, y6); },
                                                  {"x has 5 rows", "4 variants"}));
   EXPECT_TRUE(throws_with<kcla::InvalidArgument>([&] { kcla::multiply(exec(), G, x4, y5); },
                                                  {"y has 5 rows", "6 samples"}));
-  Kokkos::View<float**, Kokkos::LayoutRight> X("X", 4, 3), Y("Y", 6, 2);
+  Kokkos::View<float**, Kokkos::LayoutRight, memory> X("X", 4, 3), Y("Y", 6, 2);
   EXPECT_THROW(kcla::multiply(exec(), G, X, Y), kcla::InvalidArgument);
 }
 
