@@ -79,7 +79,6 @@ int compress_in_blocks(const Arguments& args, bool progress) {
   const int rank = mpi_rank(), ranks = mpi_ranks();
   BlockCompressOptions options;
   options.block_cols = args.get_int("block-cols", 0);
-  if (options.block_cols < 0) throw UsageError("--block-cols must be positive");
   options.threads = static_cast<int>(args.get_int("threads", 0));
   options.memory_limit_bytes = args.has("memory-limit")
                                    ? parse_bytes(args.get("memory-limit"), "memory-limit")
@@ -156,8 +155,6 @@ int run_compress(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (args.positional().size() != 1)
-    throw UsageError("compress needs exactly one input (see --help)");
   if (!args.has("output")) throw UsageError("compress needs -o OUT.h5");
   const bool progress = !args.has("quiet") && stderr_is_terminal();
   if (args.has("block-cols") || mpi_ranks() > 1) return compress_in_blocks(args, progress);
@@ -181,7 +178,6 @@ int run_info(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (args.positional().size() != 1) throw UsageError("info needs exactly one FILE (see --help)");
   if (is_block_grammar_hdf5(args.positional()[0])) {
     const auto path = args.positional()[0];
     const auto g = read_block_grammar_hdf5(path);

@@ -51,7 +51,6 @@ template <class Exec>
 int demo_on(const Arguments& args) {
   using memory = typename Exec::memory_space;
   const auto n = args.get_int("individuals", 1000), m = args.get_int("snps", 20000);
-  if (n < 1 || m < 1) throw UsageError("--individuals and --snps must be positive");
   SyntheticPanelOptions panel;
   panel.seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
   std::printf("kcla demo: %lld individuals x %lld SNPs, back end %s\n", (long long)n, (long long)m,
@@ -139,7 +138,6 @@ int run_demo(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (!args.positional().empty()) throw UsageError("demo takes no positional arguments");
   int code = ok;
   with_backend(args.get("backend"), [&](const std::string& name) {
 #if KCLA_HAVE_CUDA

@@ -51,8 +51,6 @@ int run_generate(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (!args.positional().empty())
-    throw UsageError("generate takes no positional argument (see --help)");
   if (!args.has("output")) throw UsageError("generate needs -o BASE");
   if (!args.has("samples") || !args.has("variants"))
     throw UsageError("generate needs --samples N and --variants M");
@@ -76,7 +74,6 @@ int run_generate(int argc, char** argv) {
   PlinkWriteOptions w;
   w.threads = o.threads;
   w.block_cols = args.get_int("block-cols", 0);
-  if (w.block_cols < 0) throw UsageError("--block-cols must be positive");
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

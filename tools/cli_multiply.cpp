@@ -278,11 +278,8 @@ int run_multiply(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (args.positional().size() != 1)
-    throw UsageError("multiply needs exactly one FILE (see --help)");
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
-  if (B < 1) throw UsageError("--batch must be at least 1");
   if (is_block_grammar_hdf5(path) || mpi_ranks() > 1 || args.has("device-memory")) {
     if (args.has("transpose"))
       throw UsageError(

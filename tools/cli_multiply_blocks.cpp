@@ -130,7 +130,6 @@ int run_multiply_blocks(const Arguments& args) {
     throw UsageError("--compare needs one grammar (not a block file, not mpirun)");
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
-  if (B < 1) throw UsageError("--batch must be at least 1");
   const int rank = mpi_rank(), ranks = mpi_ranks();
   BlockGrammar g;
 #if KCLA_HAVE_MPI

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <list>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -40,6 +41,27 @@ std::string wrap(const std::string& text, std::size_t width) {
     }
   }
   return out;
+}
+
+// A whole number / a finite number spelled out completely, or nothing.
+std::optional<std::int64_t> parse_integer(const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const long long n = std::stoll(v, &used);
+    if (used == v.size()) return n;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+std::optional<double> parse_real(const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const double d = std::stod(v, &used);
+    if (used == v.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
 }
 
 // The long name of "-o,--output" or "--output": "output"; of a positional, its name.
@@ -152,14 +174,9 @@ Command& Command::integer(const std::string& names, const std::string& value,
   text(names, value, help);
   state_->options.back().second->check(CLI::Validator(
       [low, high](std::string& v) -> std::string {
-        std::size_t used = 0;
-        long long n = 0;
-        try {
-          n = std::stoll(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != v.size()) return "expects an integer, got '" + v + "'";
+        const auto parsed = parse_integer(v);
+        if (!parsed) return "expects an integer, got '" + v + "'";
+        const std::int64_t n = *parsed;
         if (n < low || n > high) {
           const auto bound = n < low ? ">= " + std::to_string(low) : "<= " + std::to_string(high);
           return "expects an integer " + bound + ", got " + v;
@@ -175,15 +192,9 @@ Command& Command::real(const std::string& names, const std::string& value, const
   text(names, value, help);
   state_->options.back().second->check(CLI::Validator(
       [low, high](std::string& v) -> std::string {
-        std::size_t used = 0;
-        double d = 0;
-        try {
-          d = std::stod(v, &used);
-        } catch (const std::exception&) {
-          used = 0;
-        }
-        if (used == 0 || used != v.size() || !std::isfinite(d))
-          return "expects a number, got '" + v + "'";
+        const auto parsed = parse_real(v);
+        if (!parsed) return "expects a number, got '" + v + "'";
+        const double d = *parsed;
         if (d < low || d > high) {
           std::ostringstream bound;
           bound << (d < low ? ">= " : "<= ") << (d < low ? low : high);
@@ -265,28 +276,16 @@ std::string Arguments::get(const std::string& name, const std::string& fallback)
 
 std::int64_t Arguments::get_int(const std::string& name, std::int64_t fallback) const {
   if (!has(name)) return fallback;
-  const auto& v = options_.at(name);
-  try {
-    std::size_t used = 0;
-    const auto n = std::stoll(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return n;
-  } catch (const std::exception&) {
-    throw UsageError("--" + name + " expects an integer, got '" + v + "'");
-  }
+  const auto n = parse_integer(options_.at(name));
+  if (!n) throw UsageError("--" + name + " expects an integer, got '" + options_.at(name) + "'");
+  return *n;
 }
 
 double Arguments::get_double(const std::string& name, double fallback) const {
   if (!has(name)) return fallback;
-  const auto& v = options_.at(name);
-  try {
-    std::size_t used = 0;
-    const double d = std::stod(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return d;
-  } catch (const std::exception&) {
-    throw UsageError("--" + name + " expects a number, got '" + v + "'");
-  }
+  const auto d = parse_real(options_.at(name));
+  if (!d) throw UsageError("--" + name + " expects a number, got '" + options_.at(name) + "'");
+  return *d;
 }
 
 std::int64_t parse_bytes(const std::string& text, const std::string& option) {

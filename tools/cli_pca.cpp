@@ -80,21 +80,15 @@ int run_pca(int argc, char** argv) {
     return ok;
   }
   const bool exact = args.has("exact");
-  if (args.positional().size() != 1) throw UsageError("pca needs exactly one FILESET");
   PcaOptions options;
   options.components = args.get_int("components", 10);
   const std::string method = args.get("method", "krylov");
-  if (method != "krylov" && method != "subspace") throw UsageError("--method: krylov or subspace");
   const bool krylov = method == "krylov";
   options.method = krylov ? PcaMethod::block_krylov : PcaMethod::subspace_iteration;
   options.oversampling = args.get_int("oversampling", krylov ? 10 : 20);
   options.iterations = args.get_int("iterations", krylov ? 10 : 20);
   options.seed = static_cast<std::uint64_t>(args.get_int("seed", 1));
-  if (options.components < 1) throw UsageError("--components must be at least 1");
-  if (options.oversampling < 0 || options.iterations < 0)
-    throw UsageError("--oversampling and --iterations must not be negative");
   const std::string precision = args.get("precision", "fp64");
-  if (precision != "fp64" && precision != "fp32") throw UsageError("--precision: fp64 or fp32");
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
   const auto plink = read_plink(fileset);

@@ -166,7 +166,6 @@ int run_score(int argc, char** argv) {
     std::cout << command.help();
     return ok;
   }
-  if (args.positional().size() != 1) throw UsageError("score needs exactly one FILESET");
   if (!args.has("score")) throw UsageError("score needs --score FILE");
   if (args.has("center") && args.has("variance-standardize"))
     throw UsageError("--center and --variance-standardize exclude each other");
@@ -206,8 +205,6 @@ int run_score(int argc, char** argv) {
   std::vector<double> y;
   double product = 0;
   const bool fp32 = args.get("precision", "fp64") == "fp32";
-  if (!fp32 && args.get("precision", "fp64") != "fp64")
-    throw UsageError("--precision: fp64 or fp32");
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
     using Exec = decltype(exec_tag);
     y = fp32
