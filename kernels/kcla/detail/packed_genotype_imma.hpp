@@ -398,17 +398,18 @@ struct PackedInt8TensorCoreFunctor {
     if (block_ok && sample0 < num_samples) {
       float* const p = partials + (team.league_rank() % replicas) * partial_stride + sample0;
       const float4 v = reinterpret_cast<const float4*>(sums)[lane];
+      // Into y directly, the last group of samples may be partial: scalar adds there.
+      const bool whole_group = !direct || sample0 + 4 <= num_samples;
 #if __CUDA_ARCH__ >= 900
-      if (!direct || sample0 + 4 <= num_samples) {
+      if (whole_group) {
         asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(v.x), "f"(v.y),
                      "f"(v.z), "f"(v.w)
                      : "memory");
-      } else {
-#else
-      {
+      } else
 #endif
+      {
         const float four[4] = {v.x, v.y, v.z, v.w};
-        for (int i = 0; i < 4 && (!direct || sample0 + i < num_samples); ++i)
+        for (int i = 0; i < 4 && (whole_group || sample0 + i < num_samples); ++i)
           atomicAdd(p + i, four[i]);
       }
     }
