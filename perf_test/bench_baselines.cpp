@@ -13,7 +13,10 @@
 // relative error against a double-precision host CSR product.
 //
 //   kcla_bench_baselines [--batch B] [--repeat N] [--energy-seconds S] [--tsv FILE]
-//                        [--only FAMILY,...] [--packed-sweep] A.h5 ...
+//                        [--only FAMILY,...] [--packed-sweep] [--phase-levels N,...] A.h5 ...
+//
+// kcla's full array runs with one phase per level and with the cost model's phases (up to
+// the machine's bound); --phase-levels adds full arrays planned with each bound N.
 //
 // Without files: a generated genotype-like panel.
 #include "baseline_timer.hpp"
@@ -58,6 +61,7 @@ struct Settings {
   std::vector<std::string> files;
   std::vector<std::string> only;  // families to measure (empty: all)
   bool packed_sweep = false;      // also time the 2-bit pair-table kernel over its tuning grid
+  std::vector<int> phase_levels;  // more bounds on the full array's levels per phase
 };
 
 /// One way of computing the product, ready to enqueue.
@@ -291,21 +295,26 @@ class PanelBench {
 
     // --- kcla ---------------------------------------------------------------------------
     std::vector<std::shared_ptr<kcla::GrammarMatrix<Scalar, memory>>> keep;
-    auto add_kcla = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch) {
+    // phase_levels: the bound on the full array's levels per phase (0: the machine's).
+    auto add_kcla = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch,
+                        int phase_levels = 0) {
       kcla::GrammarMatrixOptions o;
       o.schedule = schedule;
       o.tuning.launch = launch;
+      o.tuning.max_phase_levels = phase_levels;
       o.expected_vectors = vectors;
       auto A = std::make_shared<kcla::GrammarMatrix<Scalar, memory>>(panel_.grammar, o);
       keep.push_back(A);
       std::string name =
           std::string(kcla::to_string(A->schedule())) + "/" +
           kcla::to_string(launch == kcla::SweepLaunch::automatic ? A->prediction().launch : launch);
-      if (schedule == kcla::SweepSchedule::automatic && launch == kcla::SweepLaunch::automatic) {
-        char predicted[64];
-        std::snprintf(predicted, sizeof predicted, " pred %.4f ms", A->prediction().seconds * 1e3);
-        name = "auto " + name + predicted;
-      }
+      if (A->schedule() == kcla::SweepSchedule::full_array)
+        name += " " + std::to_string(A->depth()) + " phases";
+      char predicted[64];
+      std::snprintf(predicted, sizeof predicted, " pred %.4f ms", A->prediction().seconds * 1e3);
+      name += predicted;
+      if (schedule == kcla::SweepSchedule::automatic && launch == kcla::SweepLaunch::automatic)
+        name = "auto " + name;
       exec_space exec;
       Candidate c{"kcla", name, A->static_bytes() + io_bytes,
                   vectors == 1
@@ -315,10 +324,13 @@ class PanelBench {
       candidates.push_back(std::move(c));
     };
     add_kcla(kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic);
-    for (auto schedule : {kcla::SweepSchedule::full_array, kcla::SweepSchedule::layered})
-      for (auto launch :
-           {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph, kcla::SweepLaunch::fused})
-        add_kcla(schedule, launch);
+    for (auto launch :
+         {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph, kcla::SweepLaunch::fused}) {
+      add_kcla(kcla::SweepSchedule::full_array, launch, 1);
+      add_kcla(kcla::SweepSchedule::full_array, launch);
+      for (int n : settings_.phase_levels) add_kcla(kcla::SweepSchedule::full_array, launch, n);
+      add_kcla(kcla::SweepSchedule::layered, launch);
+    }
 
     // --- what a user would run instead -----------------------------------------------------
     kcla::detail::BaselineOperands<memory> operands{X, Y, {}, {}};
@@ -494,9 +506,12 @@ Settings parse(int argc, char** argv) {
     else if (a == "--only") {
       std::stringstream list(value());
       for (std::string f; std::getline(list, f, ',');) s.only.push_back(f);
-    } else if (a == "--packed-sweep")
+    } else if (a == "--packed-sweep") {
       s.packed_sweep = true;
-    else if (a.rfind("--kokkos", 0) == 0 || a.rfind("--benchmark", 0) == 0)
+    } else if (a == "--phase-levels") {
+      std::stringstream list(value());
+      for (std::string n; std::getline(list, n, ',');) s.phase_levels.push_back(std::stoi(n));
+    } else if (a.rfind("--kokkos", 0) == 0 || a.rfind("--benchmark", 0) == 0)
       continue;  // Kokkos' own flags; Google Benchmark flags from scripts/gpu/run.sh
     else if (a.rfind("--", 0) == 0)
       throw std::runtime_error("unknown option " + a);

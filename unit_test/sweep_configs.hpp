@@ -1,14 +1,21 @@
-// Every schedule x launch combination of the grammar sweep: the tests of kcla::multiply
-// run each of them against their reference.
+// Every schedule x launch combination of the grammar sweep, and full arrays whose levels
+// are merged into phases: the tests of kcla::multiply run each against their reference.
 #pragma once
 
+#include <kcla/grammar_matrix.hpp>
 #include <kcla/sweep_cost_model.hpp>
+
+#include <cstdint>
 
 namespace kcla::test {
 
 struct SweepConfig {
   SweepSchedule schedule;
   SweepLaunch launch;
+  /// Full array: levels per phase (1: one phase per level). Above 1 the matrix gets a
+  /// machine whose boundaries cost a second each, so the planner merges as many levels as
+  /// allowed and every phase but the first has ceil(L / phase_levels) levels' worth of walks.
+  std::int32_t phase_levels = 1;
 };
 
 inline constexpr SweepConfig kSweepConfigs[] = {
@@ -18,6 +25,27 @@ inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::layered, SweepLaunch::per_level},
     {SweepSchedule::layered, SweepLaunch::graph},
     {SweepSchedule::layered, SweepLaunch::fused},
+    {SweepSchedule::full_array, SweepLaunch::per_level, 3},
+    {SweepSchedule::full_array, SweepLaunch::graph, kMaxPhaseLevels},
+    {SweepSchedule::full_array, SweepLaunch::fused, 2},
 };
+
+/// The matrix options that run configuration c.
+inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
+  GrammarMatrixOptions options;
+  options.schedule = c.schedule;
+  if (c.phase_levels > 1) {
+    auto machine = SweepMachine::for_host();
+    machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;
+    options.tuning.machine = machine;
+    options.tuning.max_phase_levels = c.phase_levels;
+  }
+  return options;
+}
+
+/// Phases a configuration's full array must have for a grammar of depth L.
+inline std::int32_t expected_phases(const SweepConfig& c, std::int32_t L) {
+  return (L + c.phase_levels - 1) / c.phase_levels;
+}
 
 }  // namespace kcla::test

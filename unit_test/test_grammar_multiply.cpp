@@ -71,10 +71,11 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
   }
   const auto x_dev = to_device_2d<T, memory>(x, cols, B);
   for (const auto& c : kcla::test::kSweepConfigs) {
-    kcla::GrammarMatrixOptions options;
-    options.schedule = c.schedule;
-    kcla::GrammarMatrix<Scalar, memory> A(g, options);
+    kcla::GrammarMatrix<Scalar, memory> A(g, kcla::test::sweep_options(c));
     ASSERT_EQ(A.schedule(), c.schedule);
+    if (c.schedule == kcla::SweepSchedule::full_array) {
+      ASSERT_EQ(A.depth(), kcla::test::expected_phases(c, A.metrics().depth));
+    }
     Kokkos::View<T**, Kokkos::LayoutRight, memory> y("y", rows, B);
     for (int repeat = 0; repeat < 2; ++repeat) {  // the second run reuses the plan
       Kokkos::deep_copy(y, static_cast<T>(7));    // poison
@@ -86,12 +87,13 @@ void check_semiring(const kcla::Grammar& g, const kcla::CsrMatrix<double>& a, st
           const T got = y_host(r, b), want = static_cast<T>(expected[r * B + b]);
           if (tolerance == 0) {
             ASSERT_EQ(got, want) << Semiring::name() << " " << kcla::to_string(c.schedule) << "/"
-                                 << kcla::to_string(c.launch) << " row " << r << " vector " << b;
+                                 << kcla::to_string(c.launch) << " phases of " << c.phase_levels
+                                 << " row " << r << " vector " << b;
           } else {
             ASSERT_NEAR(static_cast<double>(got), static_cast<double>(want),
                         tolerance * magnitude[r * B + b])
-                << kcla::to_string(c.schedule) << "/" << kcla::to_string(c.launch) << " row " << r
-                << " vector " << b;
+                << kcla::to_string(c.schedule) << "/" << kcla::to_string(c.launch) << " phases of "
+                << c.phase_levels << " row " << r << " vector " << b;
           }
         }
     }
@@ -122,9 +124,7 @@ TYPED_TEST(GrammarMultiply, PaperExample) {
   const auto a = kcla::test::paper_matrix();
   const auto x = kcla::test::paper_x(), y = kcla::test::paper_y();
   for (const auto& c : kcla::test::kSweepConfigs) {
-    kcla::GrammarMatrixOptions options;
-    options.schedule = c.schedule;
-    kcla::GrammarMatrix<double, memory> A(g, options);
+    kcla::GrammarMatrix<double, memory> A(g, kcla::test::sweep_options(c));
     Kokkos::View<double*, memory> x_dev("x", 7), y_dev("y", 8);
     auto xh = Kokkos::create_mirror_view(x_dev);
     for (int j = 0; j < 7; ++j) xh(j) = x[j];

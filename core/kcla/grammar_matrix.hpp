@@ -6,6 +6,7 @@
 #include <kcla/detail/transpose_views.hpp>
 #include <kcla/grammar.hpp>
 #include <kcla/grammar_metrics.hpp>
+#include <kcla/level_phases.hpp>
 #include <kcla/schedule.hpp>
 #include <kcla/sweep_cost_model.hpp>
 
@@ -132,14 +133,26 @@ class GrammarMatrix {
     const SweepMachine machine = options.tuning.machine
                                      ? *options.tuning.machine
                                      : SweepMachine::for_memory_space<MemorySpace>();
-    prediction_ = options.schedule == SweepSchedule::automatic
-                      ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
-                                     options.tuning.launch, options.workspace_budget_bytes, machine)
-                      : predict_sweep(metrics_, options.schedule, options.tuning.launch,
-                                      options.expected_vectors, sizeof(Scalar), machine);
+    // The full array's level phases, planned where that schedule may run.
+    const bool may_run_full_array = options.products != GrammarProducts::transpose &&
+                                    options.schedule != SweepSchedule::layered;
+    LevelPhases phases;
+    if (may_run_full_array)
+      phases =
+          plan_level_phases(grammar, compute_levels(grammar), options.expected_vectors,
+                            sizeof(Scalar), options.tuning.launch, machine,
+                            options.tuning.max_phase_levels > 0 ? options.tuning.max_phase_levels
+                                                                : machine.max_phase_levels);
+    const LevelPhases* planned = may_run_full_array ? &phases : nullptr;
+    prediction_ =
+        options.schedule == SweepSchedule::automatic
+            ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
+                           options.tuning.launch, options.workspace_budget_bytes, machine, planned)
+            : predict_sweep(metrics_, options.schedule, options.tuning.launch,
+                            options.expected_vectors, sizeof(Scalar), machine, planned);
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
-        load(build_full_array_schedule(grammar));
+        load(build_full_array_schedule(grammar, phases.tops));
       else
         load(build_layered_schedule(grammar));
     }
@@ -173,6 +186,8 @@ class GrammarMatrix {
   const SweepPrediction& prediction() const { return prediction_; }
   const GrammarMetrics& metrics() const { return metrics_; }
   const GrammarMatrixOptions& options() const { return options_; }
+  /// Levels the sweep runs one after another: the grammar's depth, or for the full array
+  /// its level phases (prediction().phases; metrics().depth stays the grammar's).
   std::int32_t depth() const { return depth_; }
   /// Whether the matrix was built for y = A x / z = A^T y (GrammarMatrixOptions::products).
   bool has_right_product() const { return options_.products != GrammarProducts::transpose; }

@@ -38,22 +38,41 @@ struct TerminalTable {
 };
 TerminalTable terminal_table(const Grammar& g);
 
+/// Most levels one phase of the full array may merge: a walk inside a phase keeps at most
+/// kMaxPhaseLevels + 1 pending codes (the kernels' fixed stack).
+constexpr std::int32_t kMaxPhaseLevels = 8;
+
 /// Full-array schedule: one value slot per rule, slots ordered by level (then by rule
 /// index, so child reads stay monotone). The sequence C is kept row by row, each symbol
 /// as a child code; y[r] = combine over its row. No pass-throughs; live set = |R| slots.
+///
+/// Phases: consecutive levels may be merged into one phase, so a sweep pays one launch
+/// (or level hand-off) per phase instead of one per level. A phase computes only its
+/// materialized rules, those read by C or by a later phase; each combines the leaves of
+/// its subtree down to the phase's floor, walking the rules of its own phase instead of
+/// reading their slots. level_offsets bounds the phases over the materialized slots
+/// [0, computed_slots()); the rules only walked get codes after them, so a child code at
+/// or above its phase's first slot means "walk". One level per phase (the default) is the
+/// plain full array: every rule materialized, nothing walked.
 struct FullArraySchedule {
   std::int64_t num_rows = 0;
   std::int64_t num_cols = 0;
-  std::int32_t depth = 0;
-  std::vector<std::int64_t> level_offsets;  ///< depth+1 entries: level k = [off[k-1], off[k])
-  std::vector<std::int32_t> left, right;    ///< per slot
+  std::int32_t depth = 0;                   ///< phases (= levels without merging)
+  std::vector<std::int32_t> phase_tops;     ///< top level of each phase, ascending (depth entries)
+  std::vector<std::int64_t> level_offsets;  ///< depth+1 entries: phase k = [off[k-1], off[k])
+  std::vector<std::int32_t> left, right;    ///< per slot, materialized then walked
   std::vector<std::int64_t> row_offsets;    ///< num_rows + 1
   std::vector<std::int32_t> row_symbols;    ///< |C| child codes
   TerminalTable terminals;
 
   std::int64_t num_slots() const { return static_cast<std::int64_t>(left.size()); }
+  /// Slots that hold values (the rest are walked inside their phase).
+  std::int64_t computed_slots() const { return level_offsets.empty() ? 0 : level_offsets.back(); }
 };
-FullArraySchedule build_full_array_schedule(const Grammar& g);
+/// phase_tops: the top level of each phase, strictly ascending, ending at the grammar's
+/// depth, each phase at most kMaxPhaseLevels levels; empty means one phase per level.
+FullArraySchedule build_full_array_schedule(const Grammar& g,
+                                            const std::vector<std::int32_t>& phase_tops = {});
 
 /// Layered schedule (the seed's): pass-through completion makes the grammar properly
 /// layered (every rule child one level below its parent), so the sweep needs only two
@@ -78,6 +97,11 @@ struct LayeredSchedule {
   void validate() const;
 };
 LayeredSchedule build_layered_schedule(const Grammar& g);
+
+namespace detail {
+/// Highest level that reads each rule as a child (0: none; C does not count).
+std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels& levels);
+}  // namespace detail
 
 /// w* and +pt of the layered schedule, counted without building it (what the cost model
 /// needs: a matrix that runs the full array never pays for the layered arrays).

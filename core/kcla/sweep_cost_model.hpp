@@ -31,6 +31,10 @@ struct SweepMachine {
   double launch_seconds = 5.5e-6;      ///< one kernel launch, stream-ordered
   double level_wait_seconds = 1.5e-6;  ///< one level hand-off inside a fused kernel
   double graph_node_seconds = 3.2e-6;  ///< one dependent kernel node of a replayed graph
+  /// Full array: most levels one phase may merge (1: none; at most kMaxPhaseLevels), and
+  /// what each merged level adds to its phase (one more dependent load in every walk).
+  std::int32_t max_phase_levels = 1;
+  double walk_level_seconds = 0.7e-6;
   /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.
@@ -58,6 +62,9 @@ struct SweepTuning {
   /// The cost model's machine; empty: the defaults for the matrix's memory space
   /// (SweepMachine::for_memory_space).
   std::optional<SweepMachine> machine;
+  /// Full array: most levels one phase may merge; 0: the machine's max_phase_levels, 1:
+  /// one phase per level. The cost model picks the phases within this bound.
+  std::int32_t max_phase_levels = 0;
 };
 
 struct SweepPrediction {
@@ -66,18 +73,23 @@ struct SweepPrediction {
   std::int64_t vectors = 1;
   double bytes_moved = 0;            ///< device bytes read + written by one product
   std::int64_t launches = 0;         ///< kernel launches per product
+  std::int32_t phases = 0;           ///< level phases (full array: levels merged into phases)
   std::int64_t workspace_bytes = 0;  ///< value slots the sweep needs
   std::int64_t static_bytes = 0;     ///< schedule arrays + terminal table
   double seconds = 0;                ///< predicted time of one product
 };
 
+/// What the full array's level phases cost (kcla/level_phases.hpp); null: one per level.
+struct LevelPhases;
+
 SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
-                              std::int64_t vectors, int value_bytes, const SweepMachine& machine);
+                              std::int64_t vectors, int value_bytes, const SweepMachine& machine,
+                              const LevelPhases* phases = nullptr);
 
 /// The schedule with the smallest predicted time whose workspace fits
 /// `workspace_budget_bytes` (0: no limit); if none fits, the one with the smaller workspace.
 SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
                              SweepLaunch launch, std::int64_t workspace_budget_bytes,
-                             const SweepMachine& machine);
+                             const SweepMachine& machine, const LevelPhases* phases = nullptr);
 
 }  // namespace kcla

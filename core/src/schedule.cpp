@@ -1,6 +1,9 @@
 #include <kcla/schedule.hpp>
 
+#include <kcla/error.hpp>
+
 #include <algorithm>
+#include <string>
 
 namespace kcla {
 
@@ -28,26 +31,75 @@ TerminalTable terminal_table(const Grammar& g) {
   return t;
 }
 
-FullArraySchedule build_full_array_schedule(const Grammar& g) {
+namespace detail {
+
+std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels& levels) {
+  const auto terminals = g.num_terminals();
+  std::vector<std::int32_t> top(static_cast<std::size_t>(g.num_rules()), 0);
+  for (std::int64_t i = 0; i < g.num_rules(); ++i)
+    for (symbol_t c : {g.rule_left[i], g.rule_right[i]})
+      if (c >= terminals) top[c - terminals] = std::max(top[c - terminals], levels.rule_level[i]);
+  return top;
+}
+
+}  // namespace detail
+
+FullArraySchedule build_full_array_schedule(const Grammar& g,
+                                            const std::vector<std::int32_t>& phase_tops) {
   g.validate();
   const auto levels = compute_levels(g);
   const auto terminals = g.num_terminals();
+  const auto rules = g.num_rules();
   FullArraySchedule s;
   s.num_rows = g.num_rows;
   s.num_cols = g.num_cols;
-  s.depth = levels.depth;
-  // Counting sort of rules by level; stable, so slots within a level follow rule order.
-  s.level_offsets.assign(static_cast<std::size_t>(levels.depth) + 1, 0);
-  for (std::int32_t k = 1; k <= levels.depth; ++k)
-    s.level_offsets[k] = s.level_offsets[k - 1] + levels.rules_per_level[k];
-  std::vector<std::int64_t> fill(s.level_offsets.begin(), s.level_offsets.end());
-  std::vector<std::int32_t> slot(static_cast<std::size_t>(g.num_rules()));
-  for (std::int64_t i = 0; i < g.num_rules(); ++i)
-    slot[i] = static_cast<std::int32_t>(fill[levels.rule_level[i] - 1]++);
+  if (phase_tops.empty()) {
+    for (std::int32_t k = 1; k <= levels.depth; ++k) s.phase_tops.push_back(k);
+  } else {
+    s.phase_tops = phase_tops;
+    std::int32_t below = 0;
+    for (auto top : phase_tops) {
+      if (top <= below || top - below > kMaxPhaseLevels)
+        throw InvalidArgument("full-array schedule: phase tops must ascend by 1 to " +
+                              std::to_string(kMaxPhaseLevels) + " levels (got " +
+                              std::to_string(top) + " after " + std::to_string(below) + ")");
+      below = top;
+    }
+    if (below != levels.depth)
+      throw InvalidArgument("full-array schedule: the last phase top is " + std::to_string(below) +
+                            ", the grammar's depth " + std::to_string(levels.depth));
+  }
+  s.depth = static_cast<std::int32_t>(s.phase_tops.size());
+  std::vector<std::int32_t> phase_of(static_cast<std::size_t>(levels.depth) + 1, 0);
+  for (std::int32_t p = 0, level = 1; p < s.depth; ++p)
+    for (; level <= s.phase_tops[p]; ++level) phase_of[level] = p;
+  // A rule is materialized when C reads it or a rule of a later phase does.
+  const auto top_reader = detail::rule_top_readers(g, levels);
+  std::vector<char> materialized(static_cast<std::size_t>(rules), 0);
+  for (auto sym : g.sequence)
+    if (sym >= terminals) materialized[sym - terminals] = 1;
+  for (std::int64_t i = 0; i < rules; ++i)
+    if (top_reader[i] > 0 && phase_of[top_reader[i]] > phase_of[levels.rule_level[i]])
+      materialized[i] = 1;
+  // Counting sort by (walked?, phase, level): stable, so slots within a level follow rule
+  // order and child reads stay monotone.
+  const std::int32_t L = levels.depth;
+  auto bucket = [&](std::int64_t i) {
+    return (materialized[i] ? 0 : L) + levels.rule_level[i] - 1;
+  };
+  std::vector<std::int64_t> start(2 * static_cast<std::size_t>(L) + 1, 0);
+  for (std::int64_t i = 0; i < rules; ++i) ++start[bucket(i) + 1];
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  s.level_offsets.assign(static_cast<std::size_t>(s.depth) + 1, 0);
+  for (std::int32_t p = 0; p < s.depth; ++p) s.level_offsets[p + 1] = start[s.phase_tops[p]];
+  if (rules >= std::numeric_limits<std::int32_t>::max())
+    throw InvalidArgument("full-array schedule: more than 2^31-1 rules");
+  std::vector<std::int32_t> slot(static_cast<std::size_t>(rules));
+  for (std::int64_t i = 0; i < rules; ++i) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
   auto code = [&](symbol_t c) { return c < terminals ? encode_terminal(c) : slot[c - terminals]; };
   s.left.resize(slot.size());
   s.right.resize(slot.size());
-  for (std::int64_t i = 0; i < g.num_rules(); ++i) {
+  for (std::int64_t i = 0; i < rules; ++i) {
     s.left[slot[i]] = code(g.rule_left[i]);
     s.right[slot[i]] = code(g.rule_right[i]);
   }
@@ -58,23 +110,8 @@ FullArraySchedule build_full_array_schedule(const Grammar& g) {
   return s;
 }
 
-namespace {
-
-// Highest level that reads each rule as a child (C does not count: roots are emitted at
-// their own level, never carried up).
-std::vector<std::int32_t> top_readers(const Grammar& g, const GrammarLevels& levels) {
-  const auto terminals = g.num_terminals();
-  std::vector<std::int32_t> top(static_cast<std::size_t>(g.num_rules()), 0);
-  for (std::int64_t i = 0; i < g.num_rules(); ++i)
-    for (symbol_t c : {g.rule_left[i], g.rule_right[i]})
-      if (c >= terminals) top[c - terminals] = std::max(top[c - terminals], levels.rule_level[i]);
-  return top;
-}
-
-}  // namespace
-
 LayeredWidth layered_width(const Grammar& g, const GrammarLevels& levels) {
-  const auto top_reader = top_readers(g, levels);
+  const auto top_reader = detail::rule_top_readers(g, levels);
   // Level k holds its rules plus one pass-through per rule of a lower level l read above
   // k (l < k < top reader): a difference array over the levels.
   std::vector<std::int64_t> change(static_cast<std::size_t>(levels.depth) + 2, 0);
@@ -105,7 +142,7 @@ LayeredSchedule build_layered_schedule(const Grammar& g) {
   const std::int32_t depth = levels.depth;
   auto level_of = [&](symbol_t s) { return s < terminals ? 0 : levels.rule_level[s - terminals]; };
 
-  const auto top_reader = top_readers(g, levels);
+  const auto top_reader = detail::rule_top_readers(g, levels);
 
   // Level sizes: rules plus the pass-throughs carrying a value up to its top reader.
   std::vector<std::int64_t> width(static_cast<std::size_t>(depth) + 1, 0);

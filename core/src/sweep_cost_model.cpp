@@ -1,5 +1,6 @@
 #include <kcla/config.hpp>
 #include <kcla/error.hpp>
+#include <kcla/level_phases.hpp>
 #include <kcla/sweep_cost_model.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -43,6 +44,7 @@ SweepMachine SweepMachine::for_gpu() {
   // launches by 1.2-1.65x on the scrm panel and beats the fused kernel on scrm (1.37x) and
   // EUR_subset (1.49x); the fused kernel wins only on the smallest panel (mouse, 1.14x).
   m.default_launch = SweepLaunch::graph;
+  m.max_phase_levels = kMaxPhaseLevels;
   return m;
 }
 
@@ -64,7 +66,8 @@ SweepMachine SweepMachine::for_default_execution_space() {
 }
 
 SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
-                              std::int64_t vectors, int value_bytes, const SweepMachine& machine) {
+                              std::int64_t vectors, int value_bytes, const SweepMachine& machine,
+                              const LevelPhases* phases) {
   if (schedule == SweepSchedule::automatic)
     throw InvalidArgument("predict_sweep: choose a concrete schedule");
   SweepPrediction p;
@@ -75,7 +78,24 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
   // Each node reads two child codes and two child values, and writes one value; a leaf
   // child also reads its coefficient and column.
   const double leaf_reads = 2.0 * static_cast<double>(m.nnz > 0 ? m.num_terminals : 0) * (4 + vb);
+  if (schedule == SweepSchedule::full_array && phases != nullptr) {
+    // The level phases as planned, then the row phase: one more boundary.
+    const double rows_bytes =
+        static_cast<double>(m.sequence) * (4 + B * vb) + static_cast<double>(m.rows) * (8 + B * vb);
+    p.phases = static_cast<std::int32_t>(phases->tops.size());
+    p.bytes_moved = phases->bytes_moved + rows_bytes;
+    p.workspace_bytes = phases->computed_slots * vectors * value_bytes;
+    p.static_bytes = m.full_array_bytes(vectors, value_bytes) - m.rules * vectors * value_bytes;
+    p.launches = p.launch == SweepLaunch::fused ? 1 : p.phases + 1;
+    const double boundary = p.launch == SweepLaunch::fused   ? machine.level_wait_seconds
+                            : p.launch == SweepLaunch::graph ? machine.graph_node_seconds
+                                                             : machine.launch_seconds;
+    p.seconds = phases->seconds + boundary + rows_bytes / machine.bandwidth_bytes_per_second +
+                (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds);
+    return p;
+  }
   if (schedule == SweepSchedule::full_array) {
+    p.phases = m.depth;
     const double nodes = static_cast<double>(m.rules);
     p.bytes_moved = nodes * (8 + 3 * B * vb) + static_cast<double>(m.sequence) * (4 + B * vb) +
                     static_cast<double>(m.rows) * (8 + B * vb) + leaf_reads;
@@ -90,6 +110,7 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
     p.workspace_bytes = 2 * m.max_width * vectors * value_bytes;
     p.static_bytes = m.layered_bytes(vectors, value_bytes) - p.workspace_bytes;
     p.launches = p.launch == SweepLaunch::fused ? 1 : m.depth + 2;
+    p.phases = m.depth;
   }
   p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second;
   if (p.launch == SweepLaunch::fused)
@@ -104,9 +125,9 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
 
 SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
                              SweepLaunch launch, std::int64_t workspace_budget_bytes,
-                             const SweepMachine& machine) {
+                             const SweepMachine& machine, const LevelPhases* phases) {
   const auto full =
-      predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine);
+      predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine, phases);
   const auto layered =
       predict_sweep(m, SweepSchedule::layered, launch, vectors, value_bytes, machine);
   const bool full_fits =

@@ -6,6 +6,7 @@
 #include <kcla/grammar.hpp>
 #include <kcla/schedule.hpp>
 
+#include <functional>
 #include <vector>
 
 namespace kcla::reference {
@@ -91,17 +92,26 @@ typename Semiring::value_type leaf(const TerminalTable& t, std::int32_t code, co
 }
 }  // namespace detail
 
-/// Over the full-array schedule, level by level.
+/// Over the full-array schedule, phase by phase; a rule of the running phase is walked
+/// down to the slots and leaves below the phase (recursively here, not with the kernels'
+/// stack), so this checks the phase layout independently of the sweep kernels.
 template <class Semiring, class X, class Y>
 void full_array_multiply(const FullArraySchedule& s, const X& x, Y& y) {
   using T = typename Semiring::value_type;
-  std::vector<T> slot(static_cast<std::size_t>(s.num_slots()));
-  auto value = [&](std::int32_t c) -> T {
+  std::vector<T> slot(static_cast<std::size_t>(s.computed_slots()));
+  std::int64_t first = 0;  // the running phase's first slot
+  std::function<T(std::int32_t)> value = [&](std::int32_t c) -> T {
     if (c == kNoChild) return Semiring::zero();
-    return c >= 0 ? slot[c] : detail::leaf<Semiring>(s.terminals, c, x);
+    if (c < 0) return detail::leaf<Semiring>(s.terminals, c, x);
+    if (c < first) return slot.at(static_cast<std::size_t>(c));
+    return Semiring::combine(value(s.left.at(c)), value(s.right.at(c)));
   };
-  for (std::int64_t n = 0; n < s.num_slots(); ++n)
-    slot[n] = Semiring::combine(value(s.left[n]), value(s.right[n]));
+  for (std::int32_t k = 1; k <= s.depth; ++k) {
+    first = s.level_offsets[k - 1];
+    for (auto n = first; n < s.level_offsets[k]; ++n)
+      slot[n] = Semiring::combine(value(s.left[n]), value(s.right[n]));
+  }
+  first = s.computed_slots();
   for (std::int64_t r = 0; r < s.num_rows; ++r) {
     T sum = Semiring::zero();
     for (auto k = s.row_offsets[r]; k < s.row_offsets[r + 1]; ++k)

@@ -5,6 +5,7 @@
 
 #include <kcla/config.hpp>
 #include <kcla/grammar_matrix.hpp>
+#include <kcla/schedule.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -69,6 +70,29 @@ struct SweepArgs {
     return Semiring::leaf(Semiring::coefficient(coefficients[t]),
                           x[static_cast<std::int64_t>(columns[t]) * vectors + b]);
   }
+  /// Child `code` of a node whose level (full array: phase) starts at slot `first`: a slot
+  /// of `read`, a leaf, or, in a phase merging several levels, a rule of the same phase
+  /// (code >= first), whose subtree is walked down to the slots and leaves below the phase.
+  template <bool Coherent>
+  KOKKOS_FORCEINLINE_FUNCTION T child(std::int32_t code, const T* read, std::int64_t first,
+                                      std::int64_t b) const {
+    if (layered || code < first) return value<Coherent>(code, read, b);
+    // Depth-first, right child pushed first; a phase of k levels keeps at most k + 1 codes.
+    std::int32_t stack[kMaxPhaseLevels + 1];
+    int top = 0;
+    stack[top++] = code;
+    T sum = Semiring::zero();
+    while (top > 0) {
+      const std::int32_t c = stack[--top];
+      if (c >= first) {
+        stack[top++] = right[c];
+        stack[top++] = left[c];
+      } else {
+        sum = Semiring::combine(sum, value<Coherent>(c, read, b));
+      }
+    }
+    return sum;
+  }
   KOKKOS_FORCEINLINE_FUNCTION T* buffer(std::int32_t level) const {
     return slots + (level % 2) * width * vectors;
   }
@@ -93,8 +117,8 @@ struct SweepArgs {
                                                std::int64_t n, std::int64_t b,
                                                const NodeOperands& o) const {
     const T* read = layered ? buffer(level - 1) : slots;
-    const T l = o.left_code >= 0 ? value<Coherent>(o.left_code, read, b) : o.left_value;
-    const T r = o.right_code >= 0 ? value<Coherent>(o.right_code, read, b) : o.right_value;
+    const T l = o.left_code >= 0 ? child<Coherent>(o.left_code, read, first, b) : o.left_value;
+    const T r = o.right_code >= 0 ? child<Coherent>(o.right_code, read, first, b) : o.right_value;
     T* target = layered ? buffer(level) + (n - first) * vectors : slots + n * vectors;
     target[b] = Semiring::combine(l, r);
   }

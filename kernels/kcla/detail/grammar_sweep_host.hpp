@@ -149,23 +149,43 @@ KOKKOS_FORCEINLINE_FUNCTION void host_combine_into_y(const Args& a, std::int64_t
     for (std::int64_t b = 0; b < n; ++b) y[b] = Semiring::combine(y[b], acc[b]);
 }
 
+/// host_operand for a child of a node whose level (full array: phase) starts at slot
+/// `first`: a rule of the same phase (code >= first) is walked, value by value.
+template <bool Accumulate, class Semiring, class Args>
+KOKKOS_FORCEINLINE_FUNCTION void host_child(const Args& a,
+                                            typename Semiring::value_type* KOKKOS_RESTRICT t,
+                                            std::int32_t code,
+                                            const typename Semiring::value_type* read,
+                                            std::int64_t first) {
+  if (a.layered || code < first) {
+    host_operand<Accumulate, Semiring>(a, t, code, read, 0, a.vectors);
+    return;
+  }
+  for (std::int64_t b = 0; b < a.vectors; ++b) {
+    const auto v = a.template child<false>(code, read, first, b);
+    t[b] = Accumulate ? Semiring::combine(t[b], v) : v;
+  }
+}
+
 /// Nodes [begin, end) of `level` (global indices; the level starts at `first`).
 template <class Semiring, class Args>
 KOKKOS_INLINE_FUNCTION void host_nodes(const Args& a, std::int32_t level, std::int64_t first,
                                        std::int64_t begin, std::int64_t end) {
   const auto* read = a.layered ? a.buffer(level - 1) : a.slots;
+  // A code at or above `first` is a rule walked inside the phase: nothing to prefetch.
+  auto ahead = [&](std::int32_t code) { return a.layered || code < first ? code : kNoChild; };
   for (std::int64_t n = begin; n < end; ++n) {
     if (n + 2 * kHostPrefetchDistance < end) {
       host_prefetch_terminal(a, a.left[n + 2 * kHostPrefetchDistance]);
       host_prefetch_terminal(a, a.right[n + 2 * kHostPrefetchDistance]);
     }
     if (n + kHostPrefetchDistance < end) {
-      host_prefetch<Semiring>(a, a.left[n + kHostPrefetchDistance], read, 0, a.vectors);
-      host_prefetch<Semiring>(a, a.right[n + kHostPrefetchDistance], read, 0, a.vectors);
+      host_prefetch<Semiring>(a, ahead(a.left[n + kHostPrefetchDistance]), read, 0, a.vectors);
+      host_prefetch<Semiring>(a, ahead(a.right[n + kHostPrefetchDistance]), read, 0, a.vectors);
     }
     auto* target = a.layered ? a.buffer(level) + (n - first) * a.vectors : a.slots + n * a.vectors;
-    host_operand<false, Semiring>(a, target, a.left[n], read, 0, a.vectors);
-    host_operand<true, Semiring>(a, target, a.right[n], read, 0, a.vectors);
+    host_child<false, Semiring>(a, target, a.left[n], read, first);
+    host_child<true, Semiring>(a, target, a.right[n], read, first);
   }
 }
 
