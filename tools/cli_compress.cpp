@@ -9,7 +9,11 @@
 
 #include <kcla/grammar_metrics.hpp>
 #include <kcla/hdf5_grammar.hpp>
+#include <kcla/level_phases.hpp>
+#include <kcla/schedule.hpp>
+#include <kcla/sweep_cost_model.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -148,6 +152,35 @@ int compress_in_blocks(const Arguments& args, bool progress) {
 
 }  // namespace
 
+namespace {
+
+/// The cost model's GPU predictions (fp32, the graph launch): the full array with one phase
+/// per level and with the phases it plans, and the layered schedule.
+void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
+  const auto machine = SweepMachine::for_gpu();
+  const auto levels = compute_levels(g);
+  for (std::int64_t vectors : {1, 64}) {
+    const auto phased = plan_level_phases(g, levels, vectors, 4, SweepLaunch::automatic, machine,
+                                          machine.max_phase_levels);
+    const auto full = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors,
+                                    4, machine);
+    const auto merged = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic,
+                                      vectors, 4, machine, &phased);
+    const auto layered =
+        predict_sweep(m, SweepSchedule::layered, SweepLaunch::automatic, vectors, 4, machine);
+    std::printf(
+        "GPU model (B=%-3lld) full array %d levels %.4f ms | %d phases %.4f ms (%.2fx the "
+        "evaluations) | layered %.4f ms\n",
+        static_cast<long long>(vectors), full.phases, full.seconds * 1e3, merged.phases,
+        merged.seconds * 1e3,
+        static_cast<double>(phased.walked_rules) /
+            static_cast<double>(std::max<std::int64_t>(1, m.rules)),
+        layered.seconds * 1e3);
+  }
+}
+
+}  // namespace
+
 int run_compress(int argc, char** argv) {
   auto command = compress_command();
   const auto args = command.parse(argc, argv, 2);
@@ -209,7 +242,9 @@ int run_info(int argc, char** argv) {
   const auto g =
       load_grammar(args.positional()[0], args, !args.has("quiet") && stderr_is_terminal());
   std::printf("%s\n", args.positional()[0].c_str());
-  print_metrics(std::cout, compute_metrics(g));
+  const auto m = compute_metrics(g);
+  print_metrics(std::cout, m);
+  print_gpu_predictions(g, m);
   return ok;
 }
 
