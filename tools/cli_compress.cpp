@@ -170,10 +170,12 @@ void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
         predict_sweep(m, SweepSchedule::layered, SweepLaunch::automatic, vectors, 4, machine);
     std::printf(
         "GPU model (B=%-3lld) full array %d levels %.4f ms | %d phases %.4f ms (%.2fx the "
-        "evaluations) | layered %.4f ms\n",
+        "evaluations, %.0f %% of the slots) | layered %.4f ms\n",
         static_cast<long long>(vectors), full.phases, full.seconds * 1e3, merged.phases,
         merged.seconds * 1e3,
         static_cast<double>(phased.walked_rules) /
+            static_cast<double>(std::max<std::int64_t>(1, m.rules)),
+        100.0 * static_cast<double>(phased.computed_slots) /
             static_cast<double>(std::max<std::int64_t>(1, m.rules)),
         layered.seconds * 1e3);
   }

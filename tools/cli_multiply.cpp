@@ -49,6 +49,9 @@ Command multiply_command() {
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .integer("--repeat", "N", "timed products (default 20; the median is reported)", 1, 1 << 24)
+      .bytes("--workspace",
+             "bound on the sweep's value slots (e.g. 256M); a batch that needs more runs in "
+             "chunks of vectors (default: no bound)")
       .flag("--verify",
             "check y against a CSR product of the decompressed matrix (A^T's with --transpose)")
       .flag("--compare",
@@ -177,6 +180,8 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
                               ? SweepLaunch::automatic
                               : throw UsageError("--launch: auto, fused or per_level");
   options.expected_vectors = B;
+  if (args.has("workspace"))
+    options.workspace_budget_bytes = parse_bytes(args.get("workspace"), "workspace");
   const bool transpose = args.has("transpose");
   if (transpose) options.products = GrammarProducts::transpose;
   GrammarMatrix<Scalar, memory> A(g, options);

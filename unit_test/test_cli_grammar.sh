@@ -40,6 +40,10 @@ for s in plus_times boolean min_plus; do
   run 0 "$kcla" multiply m.h5 --semiring "$s" --batch 5 --verify --repeat 2
   has out.txt "verify: .*OK"
 done
+# A workspace bound below one vector's slots: the batch runs a vector at a time.
+run 0 "$kcla" multiply m.h5 --batch 5 --workspace 8 --verify --repeat 1
+has out.txt "verify: .*OK"
+run 2 "$kcla" multiply m.h5 --workspace 12Q
 run 0 "$kcla" multiply m.h5 --precision fp64 --schedule layered --launch per_level --verify --repeat 2
 has out.txt "schedule layered/per_level"
 # y = M x with x = 1: row sums 6 (rows 1, 4, 7), 12 (rows 2, 5, 8), 8 (rows 3, 6).
