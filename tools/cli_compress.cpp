@@ -162,10 +162,10 @@ void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
   for (std::int64_t vectors : {1, 64}) {
     const auto phased = plan_level_phases(g, levels, vectors, 4, SweepLaunch::automatic, machine,
                                           machine.max_phase_levels);
-    const auto full = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors,
-                                    4, machine);
-    const auto merged = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic,
-                                      vectors, 4, machine, &phased);
+    const auto full =
+        predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors, 4, machine);
+    const auto merged = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors,
+                                      4, machine, &phased);
     const auto layered =
         predict_sweep(m, SweepSchedule::layered, SweepLaunch::automatic, vectors, 4, machine);
     std::printf(
