@@ -179,6 +179,11 @@ void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
             static_cast<double>(std::max<std::int64_t>(1, m.rules)),
         layered.seconds * 1e3);
   }
+  const auto other = predict_baselines(m, 4, machine);
+  std::printf(
+      "GPU model (B=1  ) instead: CSR SpMV %.4f ms | dense GEMV %.4f ms | 2-bit GEMV "
+      "%.4f ms (genotype panels)\n",
+      other.csr_seconds * 1e3, other.dense_seconds * 1e3, other.packed_seconds * 1e3);
 }
 
 }  // namespace

@@ -70,6 +70,7 @@ run 0 "$kcla" info gen.bed
 has out.txt "shape +50 x 300"
 has out.txt "GPU model \(B=1 *\) full array [0-9]+ levels [0-9.]+ ms \| [0-9]+ phases [0-9.]+ ms"
 has out.txt "GPU model \(B=64 *\)"
+has out.txt "instead: CSR SpMV [0-9.]+ ms \| dense GEMV [0-9.]+ ms \| 2-bit GEMV"
 run 0 "$kcla" multiply gen --verify --repeat 1 --quiet
 has out.txt "verify: .*OK"
 run 2 "$kcla" generate --samples 50 -o x

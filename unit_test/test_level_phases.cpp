@@ -189,3 +189,21 @@ TEST(LevelPhases, RejectsBadPhaseTops) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(BaselinePredictions, HandComputedFromTheMachine) {
+  kcla::GrammarMetrics m;
+  m.rows = 100, m.cols = 1000, m.nnz = 20000;
+  kcla::SweepMachine machine;
+  machine.vendor_call_seconds = 1e-6;
+  machine.csr_bytes_per_second = machine.dense_bytes_per_second = 1e9;
+  machine.packed_bytes_per_second = 1e8;
+  const auto p = kcla::predict_baselines(m, 4, machine);
+  const double io = (100 + 1000) * 4;  // x read, y written
+  EXPECT_DOUBLE_EQ(p.csr_seconds, 1e-6 + (101 * 4 + 20000 * 8 + io) / 1e9);
+  EXPECT_DOUBLE_EQ(p.dense_seconds, 1e-6 + (100 * 1000 * 4 + io) / 1e9);
+  EXPECT_DOUBLE_EQ(p.packed_seconds, 1e-6 + (100 * 1000 / 4 + io) / 1e8);
+}
+
+}  // namespace

@@ -35,6 +35,13 @@ struct SweepMachine {
   /// what each merged level adds to its phase (one more dependent load in every walk).
   std::int32_t max_phase_levels = 1;
   double walk_level_seconds = 0.7e-6;
+  /// What a user could run instead, as call overhead plus bytes over an achieved rate (fit
+  /// to the H200's single-vector figures of docs/baselines.md: cuSPARSE CSR SpMV with
+  /// preprocessing, cuBLAS SGEMV, kcla's best 2-bit kernel, each within ~25 %).
+  double vendor_call_seconds = 10e-6;
+  double csr_bytes_per_second = 3.3e12;
+  double dense_bytes_per_second = 3.8e12;
+  double packed_bytes_per_second = 1.5e12;
   /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.
@@ -78,6 +85,15 @@ struct SweepPrediction {
   std::int64_t static_bytes = 0;     ///< schedule arrays + terminal table
   double seconds = 0;                ///< predicted time of one product
 };
+
+/// Predicted single-vector times of what a user could run instead of the grammar sweep:
+/// CSR SpMV (int32 indices), a dense GEMV and a 2-bit packed GEMV (genotype panels: values
+/// 0, 1, 2), values of `value_bytes`.
+struct BaselinePrediction {
+  double csr_seconds = 0, dense_seconds = 0, packed_seconds = 0;
+};
+BaselinePrediction predict_baselines(const GrammarMetrics& m, int value_bytes,
+                                     const SweepMachine& machine);
 
 /// What the full array's level phases cost (kcla/level_phases.hpp); null: one per level.
 struct LevelPhases;

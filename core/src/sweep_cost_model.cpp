@@ -123,6 +123,21 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
   return p;
 }
 
+BaselinePrediction predict_baselines(const GrammarMetrics& m, int value_bytes,
+                                     const SweepMachine& machine) {
+  const double rows = static_cast<double>(m.rows), cols = static_cast<double>(m.cols);
+  const double io = (rows + cols) * value_bytes;
+  BaselinePrediction p;
+  p.csr_seconds =
+      machine.vendor_call_seconds +
+      (static_cast<double>(m.csr_bytes(value_bytes)) + io) / machine.csr_bytes_per_second;
+  p.dense_seconds = machine.vendor_call_seconds +
+                    (rows * cols * value_bytes + io) / machine.dense_bytes_per_second;
+  p.packed_seconds =
+      machine.vendor_call_seconds + (rows * cols / 4 + io) / machine.packed_bytes_per_second;
+  return p;
+}
+
 SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int value_bytes,
                              SweepLaunch launch, std::int64_t workspace_budget_bytes,
                              const SweepMachine& machine, const LevelPhases* phases) {
