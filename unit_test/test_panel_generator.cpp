@@ -239,11 +239,13 @@ TEST(PanelGenerator, LinkageDisequilibriumDecaysWithDistance) {
     EXPECT_GT(pairs, 100) << "distance " << d;
     return sum / pairs;
   };
-  const double near = mean_r2(1), mid = mean_r2(100), far = mean_r2(1000);
+  // Over 600 seeds near/mid >= 3.0, mid/far >= 3.6 and far <= 0.023, so the bounds below leave
+  // a margin; at distance 100 the share of one tree still varies too much between seeds.
+  const double near = mean_r2(1), mid = mean_r2(300), far = mean_r2(1000);
   EXPECT_GT(near, 0.15);  // shared founder genealogy and copied segments
-  EXPECT_GT(near, 1.5 * mid);
-  EXPECT_GT(mid, 3 * far);
-  EXPECT_LT(far, 0.02);  // near the sampling background of ~1/n
+  EXPECT_GT(near, 2 * mid);
+  EXPECT_GT(mid, 2.5 * far);
+  EXPECT_LT(far, 0.05);  // near the background of 64 founders and ~1/n sampling
 }
 
 TEST(PanelGenerator, BadOptionsNameTheOption) {
