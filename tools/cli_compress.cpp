@@ -161,7 +161,7 @@ void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
   const auto levels = compute_levels(g);
   for (std::int64_t vectors : {1, 64}) {
     const auto phased = plan_level_phases(g, levels, vectors, 4, SweepLaunch::automatic, machine,
-                                          machine.max_phase_levels);
+                                          machine.phase_levels_for(vectors));
     const auto full =
         predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors, 4, machine);
     const auto merged = predict_sweep(m, SweepSchedule::full_array, SweepLaunch::automatic, vectors,

@@ -34,11 +34,11 @@ inline constexpr SweepConfig kSweepConfigs[] = {
 inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
   GrammarMatrixOptions options;
   options.schedule = c.schedule;
+  options.tuning.max_phase_levels = c.phase_levels;  // whatever the machine's default
   if (c.phase_levels > 1) {
     auto machine = SweepMachine::for_host();
     machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;
     options.tuning.machine = machine;
-    options.tuning.max_phase_levels = c.phase_levels;
   }
   return options;
 }

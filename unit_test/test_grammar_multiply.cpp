@@ -4,6 +4,7 @@
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
 #include <kcla/repair.hpp>
+#include <kcla/schedule.hpp>
 
 #include <gtest/gtest.h>
 
@@ -211,6 +212,7 @@ TYPED_TEST(GrammarMultiply, CostModelChoosesAndReports) {
   const auto& m = automatic.metrics();
   kcla::GrammarMatrixOptions tight;
   tight.expected_vectors = 16;
+  tight.tuning.max_phase_levels = 1;  // so the full array keeps a slot for every rule
   tight.workspace_budget_bytes = 2 * m.max_width * 16 * 4;
   if (2 * m.max_width < m.rules) {
     kcla::GrammarMatrix<float, memory> constrained(g, tight);
@@ -241,6 +243,32 @@ TEST(GrammarCostModel, MachineFollowsTheMemorySpace) {
             kcla::SweepMachine::for_gpu().default_launch);
   EXPECT_LT(kcla::SweepMachine::for_host().bandwidth_bytes_per_second,
             kcla::SweepMachine::for_gpu().bandwidth_bytes_per_second);
+}
+
+// Phases are planned only for batches the machine allows: with boundaries that cost a
+// second each the planner merges all it may, so the bound alone sets the phase count.
+TEST(GrammarCostModel, PhasesOnlyForLargeEnoughBatches) {
+  const auto g = kcla::test::paper_grammar();  // five levels
+  auto machine = kcla::SweepMachine::for_host();
+  machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;
+  machine.max_phase_levels = 4;
+  machine.phase_min_vectors = 8;
+  kcla::GrammarMatrixOptions options;
+  options.schedule = kcla::SweepSchedule::full_array;
+  options.tuning.machine = machine;
+  for (std::int64_t vectors : {1, 7, 8, 64}) {
+    options.expected_vectors = vectors;
+    kcla::GrammarMatrix<double, Kokkos::HostSpace> a(g, options);
+    EXPECT_EQ(a.depth(), vectors < 8 ? 5 : 2) << vectors << " vectors";
+    EXPECT_EQ(a.prediction().phases, a.depth());
+  }
+  options.tuning.max_phase_levels = 5;  // an explicit bound applies to every batch
+  options.expected_vectors = 1;
+  EXPECT_EQ(kcla::GrammarMatrix<double>(g, options).depth(), 1);
+  // The GPU's default: one phase per level for a single vector, merged phases for batches.
+  const auto gpu = kcla::SweepMachine::for_gpu();
+  EXPECT_EQ(gpu.phase_levels_for(1), 1);
+  EXPECT_EQ(gpu.phase_levels_for(64), kcla::kMaxPhaseLevels);
 }
 
 }  // namespace

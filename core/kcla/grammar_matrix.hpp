@@ -138,11 +138,11 @@ class GrammarMatrix {
                                     options.schedule != SweepSchedule::layered;
     LevelPhases phases;
     if (may_run_full_array)
-      phases =
-          plan_level_phases(grammar, compute_levels(grammar), options.expected_vectors,
-                            sizeof(Scalar), options.tuning.launch, machine,
-                            options.tuning.max_phase_levels > 0 ? options.tuning.max_phase_levels
-                                                                : machine.max_phase_levels);
+      phases = plan_level_phases(grammar, compute_levels(grammar), options.expected_vectors,
+                                 sizeof(Scalar), options.tuning.launch, machine,
+                                 options.tuning.max_phase_levels > 0
+                                     ? options.tuning.max_phase_levels
+                                     : machine.phase_levels_for(options.expected_vectors));
     const LevelPhases* planned = may_run_full_array ? &phases : nullptr;
     prediction_ =
         options.schedule == SweepSchedule::automatic

@@ -31,10 +31,16 @@ struct SweepMachine {
   double launch_seconds = 5.5e-6;      ///< one kernel launch, stream-ordered
   double level_wait_seconds = 1.5e-6;  ///< one level hand-off inside a fused kernel
   double graph_node_seconds = 3.2e-6;  ///< one dependent kernel node of a replayed graph
-  /// Full array: most levels one phase may merge (1: none; at most kMaxPhaseLevels), and
-  /// what each merged level adds to its phase (one more dependent load in every walk).
+  /// Full array: most levels one phase may merge (1: none; at most kMaxPhaseLevels), the
+  /// smallest batch for which phases are planned at all, and what each merged level adds to
+  /// its phase (one more dependent load in every walk; fit to batched products).
   std::int32_t max_phase_levels = 1;
+  std::int64_t phase_min_vectors = 1;
   double walk_level_seconds = 0.7e-6;
+  /// The bound on levels per phase for products of `vectors` vectors.
+  std::int32_t phase_levels_for(std::int64_t vectors) const {
+    return vectors >= phase_min_vectors ? max_phase_levels : 1;
+  }
   /// What a user could run instead, as call overhead plus bytes over an achieved rate (fit
   /// to the H200's single-vector figures of docs/baselines.md: cuSPARSE CSR SpMV with
   /// preprocessing, cuBLAS SGEMV, kcla's best 2-bit kernel, each within ~25 %).
@@ -69,8 +75,9 @@ struct SweepTuning {
   /// The cost model's machine; empty: the defaults for the matrix's memory space
   /// (SweepMachine::for_memory_space).
   std::optional<SweepMachine> machine;
-  /// Full array: most levels one phase may merge; 0: the machine's max_phase_levels, 1:
-  /// one phase per level. The cost model picks the phases within this bound.
+  /// Full array: most levels one phase may merge; 0: the machine's bound for the expected
+  /// batch (SweepMachine::phase_levels_for), 1: one phase per level. The cost model picks
+  /// the phases within this bound.
   std::int32_t max_phase_levels = 0;
 };
 

@@ -44,7 +44,11 @@ SweepMachine SweepMachine::for_gpu() {
   // launches by 1.2-1.65x on the scrm panel and beats the fused kernel on scrm (1.37x) and
   // EUR_subset (1.49x); the fused kernel wins only on the smallest panel (mouse, 1.14x).
   m.default_launch = SweepLaunch::graph;
+  // Merged phases won 3-14 % at 64 vectors and lost up to 2x at one (docs/level-phases.md):
+  // a walk's dependent loads cost more than the graph node they save when nothing
+  // amortizes them.
   m.max_phase_levels = kMaxPhaseLevels;
+  m.phase_min_vectors = 32;
   return m;
 }
 
