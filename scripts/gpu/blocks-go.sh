@@ -6,10 +6,8 @@
 # kcla_bench_blocks with the arguments given (peak RSS by /usr/bin/time when present).
 # TESTS=0 skips the tests; BENCH_TIMEOUT (seconds, default 560) bounds the bench.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1; shift
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KCLA_TEST_FIXTURE_DIR="$here/fixtures"
 mkdir -p "$out"
 {

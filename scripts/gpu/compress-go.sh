@@ -12,11 +12,9 @@
 #    host core;
 # 3. the tool: kcla tlr compress on the GPU (the default method there) at N = 32768.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
 [ -d "$here/host" ] || [ ! -f "$here/host.tar.xz" ] || tar -C "$here" -xJf "$here/host.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_PROC_BIND=false
 mkdir -p "$out"

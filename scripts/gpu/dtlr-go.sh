@@ -10,10 +10,8 @@
 # 3. the tool: a kernel matrix compressed by 2 ranks into one file, multiplied by 2 ranks
 #    on the GPU with --verify.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_PROC_BIND=false KCLA_TEST_FIXTURE_DIR="$here/fixtures"
 mkdir -p "$out"

@@ -9,10 +9,8 @@
 # --backend cuda` (fp64 and fp32, with the covariates when given). Eigenvalues, scores and
 # association files land in OUT to be compared with the host's.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mkdir -p "$out"
 kcla=$here/bin/kcla
 work=$(mktemp -d)

@@ -71,6 +71,7 @@ cp -r "$root/unit_test/data" "$out/fixtures"
 tar -C "$out" -cf - bin lib | xz -T0 -6 > "$out/payload.tar.xz"
 rm -rf "$out/bin" "$out/lib"
 cp "$here/run.sh" "$out/run.sh"
+cp "$here/bundle-env.sh" "$out/bundle-env.sh"  # what every *-go.sh sources
 size=$(du -sm "$out" | cut -f1)
 echo "pack.sh: $out holds $(tar -tJf "$out/payload.tar.xz" | grep -c '^bin/.') programs, $(tar -tJf "$out/payload.tar.xz" | grep -c '^lib/.') libraries, $(ls "$out/data" | wc -l) data files: ${size} MiB"
 if [ "$size" -gt 63 ]; then

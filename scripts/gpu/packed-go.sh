@@ -18,18 +18,13 @@
 #    (speed of light, occupancy, warp stalls, bank conflicts).
 # BASELINES=LIST passes --only LIST to step 4 (e.g. BASELINES=2-bit); CHECK=0 skips step 3.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
 batch=${2:-1}
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 data=$(mktemp -d)
-cp "$here"/data/*.h5 "$here/data/HLC.fam" "$data/"
-xz -dc "$here/data/HLC.bed.xz" > "$data/HLC.bed"
-xz -dc "$here/data/HLC.bim.xz" > "$data/HLC.bim"
-export KCLA_DATA_DIR=$data KCLA_TEST_FIXTURE_DIR=$here/fixtures
+stage_panels "$data"
 if [ "${ONLY:-0}" != 1 ]; then
 echo "== tests"
 for t in kcla_test_packed kcla_test_foundation; do

@@ -13,17 +13,12 @@
 #    1, PHASES (default 2,3,4,6) and 8 levels per phase, predicted next to measured;
 # 4. the same at B = 64 (kcla, cuSPARSE, cuBLAS) unless B64=0.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 data=$(mktemp -d)
-cp "$here"/data/*.h5 "$here/data/HLC.fam" "$data/"
-xz -dc "$here/data/HLC.bed.xz" > "$data/HLC.bed"
-xz -dc "$here/data/HLC.bim.xz" > "$data/HLC.bim"
-export KCLA_DATA_DIR=$data KCLA_TEST_FIXTURE_DIR=$here/fixtures
+stage_panels "$data"
 echo "== tests"
 for t in kcla_test_grammar_multiply kcla_test_grammar_host; do
   timeout 120 "$here/bin/$t" > "$out/$t.log" 2>&1

@@ -8,10 +8,8 @@
 # 3. the footprint table: kcla_bench_blocks at 2,500 / 10,000 / 50,000 / 100,000 samples
 #    (100,000 variants, one simulator), bytes of grammar, 2-bit and CSR.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_PROC_BIND=false
 mkdir -p "$out"

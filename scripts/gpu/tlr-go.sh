@@ -6,11 +6,9 @@
 # bound each program (VARIANTS_TIMEOUT for variants). Logs, gtest XML and benchmark JSON go to OUT; the tables and the
 # phase trace print on stdout.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1; shift
 # pack.sh ships the programs xz-compressed.
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export OMP_PROC_BIND=false
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"

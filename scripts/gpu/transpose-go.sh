@@ -8,10 +8,8 @@
 # every algorithm on A^T's copy and with the transpose operation, dense, 2-bit), REPEAT
 # (default 50) products each. RIGHT=0 skips the right products, TESTS=0 the tests.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 mkdir -p "$out"
 kcla=$here/bin/kcla
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader

@@ -9,11 +9,9 @@
 # 2. the int8 tensor-core 2-bit GEMV over its replicas x warps grid on both panels
 #    (kcla_bench_baselines --packed-sweep), with the other 2-bit kernels for reference.
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
+. "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
 limit=${KCLA_GPU_TIMEOUT:-45}
-[ -d "$here/bin" ] || tar -C "$here" -xJf "$here/payload.tar.xz"
-export LD_LIBRARY_PATH="$here/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export KCLA_DATA_DIR=$here/data KCLA_TEST_FIXTURE_DIR=$here/fixtures
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
