@@ -67,6 +67,18 @@ if(KCLA_HAVE_HDF5 AND KCLA_HAVE_MPI AND HDF5_IS_PARALLEL)
   set(KCLA_HAVE_PARALLEL_HDF5 ON)
 endif()
 
+# NCCL: only its header at build time (CUDA + MPI builds); the library is loaded at run
+# time, so the build runs where NCCL is absent. scripts/setup.sh --backend cuda fetches the
+# header from PyPI's nvidia-nccl-cu13 into its cache and passes KCLA_NCCL_INCLUDE_DIR.
+set(_found OFF)
+if(KCLA_HAVE_CUDA AND KCLA_HAVE_MPI AND NOT KCLA_ENABLE_NCCL STREQUAL "OFF")
+  find_path(KCLA_NCCL_INCLUDE_DIR nccl.h)
+  if(KCLA_NCCL_INCLUDE_DIR)
+    set(_found ON)
+  endif()
+endif()
+kcla_resolve_option(KCLA_ENABLE_NCCL ${_found})
+
 find_package(PkgConfig)
 set(_found OFF)
 if(NOT KCLA_ENABLE_HTSLIB STREQUAL "OFF" AND PkgConfig_FOUND)
@@ -108,5 +120,9 @@ function(kcla_link_optional_dependencies target)
   endif()
   if(KCLA_HAVE_HTSLIB)
     target_link_libraries(${target} PRIVATE PkgConfig::HTSLIB)
+  endif()
+  if(KCLA_HAVE_NCCL)
+    target_include_directories(${target} PRIVATE ${KCLA_NCCL_INCLUDE_DIR})
+    target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS})
   endif()
 endfunction()

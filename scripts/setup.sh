@@ -232,6 +232,28 @@ if [ "$backend" = cuda ]; then
   wrapper="$kokkos_root/bin/nvcc_wrapper"
   [ -x "$wrapper" ] || die "no nvcc_wrapper in $kokkos_root/bin (is this a CUDA Kokkos?)"
   cmake_args+=(-DCMAKE_CXX_COMPILER="$wrapper")
+  # NCCL's header (the library is loaded at run time where it exists): from PyPI's
+  # nvidia-nccl-cu13 wheel, kept in the cache. Never fatal: without it NCCL is off.
+  nccl_include="$cache_dir/nccl/include"
+  if [ ! -f "$nccl_include/nccl.h" ]; then
+    log "NCCL header: pip download nvidia-nccl-cu13"
+    nccl_tmp=$(mktemp -d)
+    if python3 -m pip download --quiet --no-deps nvidia-nccl-cu13 -d "$nccl_tmp" >/dev/null 2>&1 \
+      && python3 - "$nccl_tmp" "$nccl_include" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+os.makedirs(sys.argv[2] + ".tmp", exist_ok=True)
+with zipfile.ZipFile(wheel) as z:
+    with open(os.path.join(sys.argv[2] + ".tmp", "nccl.h"), "wb") as out:
+        out.write(z.read("nvidia/nccl/include/nccl.h"))
+os.replace(sys.argv[2] + ".tmp", sys.argv[2])
+PY
+    then log "NCCL header: $nccl_include/nccl.h"
+    else log "warning: could not fetch NCCL's header (offline?); NCCL reductions are off"
+    fi
+    rm -rf "$nccl_tmp"
+  fi
+  [ -f "$nccl_include/nccl.h" ] && cmake_args+=(-DKCLA_NCCL_INCLUDE_DIR="$nccl_include")
 fi
 log "configuring kcla in $build_dir"
 cmake -S "$root" -B "$build_dir" "${cmake_args[@]}" "${extra_cmake_args[@]}" >/dev/null

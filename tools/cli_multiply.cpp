@@ -75,6 +75,10 @@ Command multiply_command() {
              "blocks beyond it stay in pinned host memory and every product streams them "
              "through device slots, copies overlapped with the sweeps (block files; a single "
              "grammar runs as one block)")
+      .choice("--mpi-transport", {"auto", "host", "mpi-device", "nccl"},
+              "under mpirun, how device partials are added up: auto (default: NCCL, else "
+              "CUDA-aware MPI, else through host memory), or that one (an error where it "
+              "cannot run); the environment's KCLA_MPI_TRANSPORT sets the default")
       .flag("--quiet", "no progress display")
       .footer(
           "A block grammar file (kcla compress --block-cols) runs block by block; under mpirun "

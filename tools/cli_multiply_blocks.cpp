@@ -78,6 +78,8 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
 #if KCLA_HAVE_MPI
     D = std::make_unique<DistributedGrammarMatrix<Scalar, memory>>(MPI_COMM_WORLD, g, options,
                                                                    block_options);
+    if (args.has("mpi-transport"))
+      D->request_transport(parse_mpi_transport(args.get("mpi-transport")));
     product = [&] { multiply<Semiring>(exec, *D, X, Y); };
     out.device_bytes = D->local().device_bytes();
     out.held_blocks = static_cast<std::int64_t>(D->local().num_held_blocks());
@@ -108,7 +110,10 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   std::sort(times.begin(), times.end());
   out.median_seconds = times[times.size() / 2];
 #if KCLA_HAVE_MPI
-  if (D) out.transport = to_string(D->last_transport());
+  if (D) {
+    out.transport = to_string(D->last_transport());
+    if (!D->transport_note().empty()) out.transport += " (" + D->transport_note() + ")";
+  }
 #endif
   if (A) out.device_bytes = A->device_bytes();
   auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);

@@ -154,6 +154,12 @@ if [ -n "$mpiexec" ]; then
     has out.txt "reduction host-staged"
     has out.txt "OK"
     cmp -s y_single.txt y_ranks$np.txt || fail "$np ranks give another y"
+    run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --x x.txt -o y_ranks_host$np.txt \
+      --repeat 1 --mpi-transport host
+    has out.txt "reduction host-staged"
+    cmp -s y_single.txt y_ranks_host$np.txt || fail "$np ranks (--mpi-transport host) give another y"
+    run 2 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --repeat 1 --mpi-transport carrier-pigeon
+    has err.txt "mpi-transport"
     for s in boolean min_plus; do
       run 0 "$mpiexec" -np $np "$kcla" multiply blocks.h5 --semiring $s --batch 2 --verify --repeat 1
       has out.txt "OK"

@@ -8,6 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "mpi_test_support.hpp"
 
 namespace {
@@ -108,7 +112,78 @@ TEST(Distributed, ProductsEqualTheSingleProcessResult) {
     check_distributed<kcla::Boolean>(all, Df, B, gen);
     check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
   }
-  EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
+  if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible) {
+    EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
+  }
+}
+
+// Every transport a caller can ask for gives the single-process result, or (a device
+// transport this machine cannot give) an error on every rank that says why. Host memory
+// always goes through host MPI. KCLA_TEST_EXPECT_NCCL=1 (the GPU runs, one GPU per rank)
+// makes NCCL's absence a failure instead of a skip-worthy note.
+TEST(Distributed, EveryTransportGivesTheSingleProcessResultOrSaysWhyNot) {
+  auto gen = shared_rng();
+  const auto a = shared_panel(gen, 60, 1200);
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 100;
+  o.threads = 1;
+  const auto all = kcla::compress_blocks(source, o);
+  const auto share = this_ranks_share(all);
+  constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
+  const char* expect_nccl = std::getenv("KCLA_TEST_EXPECT_NCCL");
+  using R = kcla::MpiTransportRequest;
+  for (R request : {R::host_staged, R::device_buffers, R::nccl, R::automatic}) {
+    SCOPED_TRACE(kcla::to_string(request));
+    kcla::DistributedGrammarMatrix<float, memory> Df(MPI_COMM_WORLD, share);
+    kcla::DistributedGrammarMatrix<double, memory> Dd(MPI_COMM_WORLD, share);
+    Df.request_transport(request);
+    Dd.request_transport(request);
+    try {
+      for (std::int64_t B : {1, 5}) {
+        check_distributed<kcla::PlusTimes<float>>(all, Df, B, gen);
+        check_distributed<kcla::PlusTimes<double>>(all, Dd, B, gen);
+        check_distributed<kcla::Boolean>(all, Df, B, gen);
+        check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
+      }
+    } catch (const kcla::InvalidArgument& e) {
+      // Only a named device transport may be refused, and only with its reason.
+      ASSERT_FALSE(host_memory) << e.what();
+      ASSERT_TRUE(request == R::nccl || request == R::device_buffers) << e.what();
+      EXPECT_NE(std::string(e.what()).find("was asked for but"), std::string::npos) << e.what();
+      if (request == R::nccl && expect_nccl && std::string(expect_nccl) == "1")
+        ADD_FAILURE() << "KCLA_TEST_EXPECT_NCCL=1 but: " << e.what();
+      if (world_rank() == 0) std::printf("[ note ] %s\n", e.what());
+      continue;
+    }
+    if (host_memory) {
+      EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
+      continue;
+    }
+    switch (request) {
+      case R::host_staged:
+        EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
+        break;
+      case R::device_buffers:
+        EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::device_buffers);
+        break;
+      case R::nccl:
+        EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::nccl);
+        break;
+      case R::automatic:
+        // The first that works: NCCL, then CUDA-aware MPI; a passed-over one has a note.
+        if (Df.last_transport() != kcla::MpiTransport::nccl) {
+          EXPECT_FALSE(Df.transport_note().empty());
+        }
+        if (expect_nccl && std::string(expect_nccl) == "1") {
+          EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::nccl) << Df.transport_note();
+        }
+        if (world_rank() == 0)
+          std::printf("[ note ] automatic: %s%s%s\n", kcla::to_string(Df.last_transport()),
+                      Df.transport_note().empty() ? "" : "; ", Df.transport_note().c_str());
+        break;
+    }
+  }
 }
 
 TEST(Distributed, RanksCompressAndWriteOneFileThatReadsInOneProcess) {
