@@ -95,23 +95,37 @@ TEST(Distributed, RankBlocksPartitionTheLayout) {
   for (int o : owners) EXPECT_EQ(o, 1);
 }
 
-TEST(Distributed, ProductsEqualTheSingleProcessResult) {
-  auto gen = shared_rng();
-  const auto a = shared_panel(gen, 70, 1500);
+// Every rank compresses the same random panel in column blocks of `block_cols`.
+kcla::BlockGrammar block_panel(std::mt19937_64& gen, std::int64_t rows, std::int64_t cols,
+                               std::int64_t block_cols) {
+  const auto a = shared_panel(gen, rows, cols);
   kcla::CsrColumnBlockSource source(a);
   kcla::BlockCompressOptions o;
-  o.block_cols = 128;
+  o.block_cols = block_cols;
   o.threads = 1;
-  const auto all = kcla::compress_blocks(source, o);
+  return kcla::compress_blocks(source, o);
+}
+
+// Distributed products in every semiring (fp32 and fp64 plus-times) for B = 1 and `B`.
+void check_every_semiring(const kcla::BlockGrammar& all,
+                          const kcla::DistributedGrammarMatrix<float, memory>& Df,
+                          const kcla::DistributedGrammarMatrix<double, memory>& Dd, std::int64_t B,
+                          std::mt19937_64& gen) {
+  for (std::int64_t b : {std::int64_t{1}, B}) {
+    check_distributed<kcla::PlusTimes<float>>(all, Df, b, gen);
+    check_distributed<kcla::PlusTimes<double>>(all, Dd, b, gen);
+    check_distributed<kcla::Boolean>(all, Df, b, gen);
+    check_distributed<kcla::MinPlus<float>>(all, Df, b, gen);
+  }
+}
+
+TEST(Distributed, ProductsEqualTheSingleProcessResult) {
+  auto gen = shared_rng();
+  const auto all = block_panel(gen, 70, 1500, 128);
   const auto share = this_ranks_share(all);
   kcla::DistributedGrammarMatrix<float, memory> Df(MPI_COMM_WORLD, share);
   kcla::DistributedGrammarMatrix<double, memory> Dd(MPI_COMM_WORLD, share);
-  for (std::int64_t B : {1, 3}) {
-    check_distributed<kcla::PlusTimes<float>>(all, Df, B, gen);
-    check_distributed<kcla::PlusTimes<double>>(all, Dd, B, gen);
-    check_distributed<kcla::Boolean>(all, Df, B, gen);
-    check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
-  }
+  check_every_semiring(all, Df, Dd, 3, gen);
   if (Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible) {
     EXPECT_EQ(Df.last_transport(), kcla::MpiTransport::host_staged);
   }
@@ -123,12 +137,7 @@ TEST(Distributed, ProductsEqualTheSingleProcessResult) {
 // makes NCCL's absence a failure instead of a skip-worthy note.
 TEST(Distributed, EveryTransportGivesTheSingleProcessResultOrSaysWhyNot) {
   auto gen = shared_rng();
-  const auto a = shared_panel(gen, 60, 1200);
-  kcla::CsrColumnBlockSource source(a);
-  kcla::BlockCompressOptions o;
-  o.block_cols = 100;
-  o.threads = 1;
-  const auto all = kcla::compress_blocks(source, o);
+  const auto all = block_panel(gen, 60, 1200, 100);
   const auto share = this_ranks_share(all);
   constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
   const char* expect_nccl = std::getenv("KCLA_TEST_EXPECT_NCCL");
@@ -140,12 +149,7 @@ TEST(Distributed, EveryTransportGivesTheSingleProcessResultOrSaysWhyNot) {
     Df.request_transport(request);
     Dd.request_transport(request);
     try {
-      for (std::int64_t B : {1, 5}) {
-        check_distributed<kcla::PlusTimes<float>>(all, Df, B, gen);
-        check_distributed<kcla::PlusTimes<double>>(all, Dd, B, gen);
-        check_distributed<kcla::Boolean>(all, Df, B, gen);
-        check_distributed<kcla::MinPlus<float>>(all, Df, B, gen);
-      }
+      check_every_semiring(all, Df, Dd, 5, gen);
     } catch (const kcla::InvalidArgument& e) {
       // Only a named device transport may be refused, and only with its reason.
       ASSERT_FALSE(host_memory) << e.what();
