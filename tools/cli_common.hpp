@@ -38,6 +38,10 @@ std::unique_ptr<ColumnBlockSource> open_column_source(const std::string& path,
                                                       bool ranks_split_columns = false,
                                                       std::int64_t memory_limit_bytes = 0);
 
+/// How `kcla multiply` timed its products (--repeat): "median of N" after a warm-up, or
+/// for --repeat 0 one cold product.
+std::string timing_label(const Arguments& args);
+
 /// Values of --x: text (whitespace separated) or .bin (float32).
 std::vector<double> read_values(const std::string& path);
 

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <random>
@@ -48,7 +49,10 @@ Command multiply_command() {
               "fused (one ticketed kernel)")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
-      .integer("--repeat", "N", "timed products (default 20; the median is reported)", 1, 1 << 24)
+      .integer("--repeat", "N",
+               "timed products after a warm-up (default 20; the median is reported); 0: one "
+               "product, timed cold (plan and workspace included)",
+               0, 1 << 24)
       .bytes("--workspace",
              "bound on the sweep's value slots (e.g. 256M); a batch that needs more runs in "
              "chunks of vectors (default: no bound)")
@@ -192,7 +196,9 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   // in / out: the lengths of x and y (A x), or of y and z (A^T y).
   const std::int64_t in = transpose ? g.num_rows : g.num_cols;
   const std::int64_t out_rows = transpose ? g.num_cols : g.num_rows;
-  Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", in, B), Y("Y", out_rows, B);
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> X(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "X"), in, B),
+      Y("Y", out_rows, B);  // X: every value set below
   auto Xh = Kokkos::create_mirror_view(X);
   for (std::int64_t i = 0; i < in * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
   Kokkos::deep_copy(X, Xh);
@@ -203,12 +209,14 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
     else
       multiply<Semiring>(exec, A, X, Y);
   };
-  kcla_product();  // warm-up: plan and workspace
-  exec.fence();
-  const auto repeat = std::max<std::int64_t>(1, args.get_int("repeat", 20));
+  const auto repeat = args.get_int("repeat", 20);
+  if (repeat > 0) {
+    kcla_product();  // warm-up: plan and workspace
+    exec.fence();
+  }
   auto median_time = [&](const std::function<void()>& product) {
     std::vector<double> times;
-    for (std::int64_t r = 0; r < repeat; ++r) {
+    for (std::int64_t r = 0; r < std::max<std::int64_t>(1, repeat); ++r) {
       const auto start = std::chrono::steady_clock::now();
       product();
       exec.fence();
@@ -289,6 +297,8 @@ int run_multiply(int argc, char** argv) {
   }
   const auto path = args.positional()[0];
   const auto B = args.get_int("batch", 1);
+  if (args.has("compare") && args.get_int("repeat", 20) == 0)
+    throw UsageError("--compare times every product after a warm-up: --repeat 1 or more");
   if (is_block_grammar_hdf5(path) || mpi_ranks() > 1 || args.has("device-memory")) {
     if (args.has("transpose"))
       throw UsageError(
@@ -296,6 +306,9 @@ int run_multiply(int argc, char** argv) {
           "mpirun");
     return run_multiply_blocks(args);
   }
+  // The input values are read while the grammar loads (both mostly wait on one core).
+  std::future<std::vector<double>> x_read;
+  if (args.has("x")) x_read = std::async(std::launch::async, read_values, args.get("x"));
   const Grammar g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());
   const bool transpose = args.has("transpose");
   const std::int64_t in = transpose ? g.num_rows : g.num_cols;
@@ -303,7 +316,7 @@ int run_multiply(int argc, char** argv) {
   std::vector<double> x;
   const bool boolean = args.get("semiring", "plus_times") == "boolean";
   if (args.has("x")) {
-    x = read_values(args.get("x"));
+    x = x_read.get();
     if (static_cast<std::int64_t>(x.size()) != in * B)
       throw FormatError(args.get("x"), "holds " + std::to_string(x.size()) + " values, expected " +
                                            (transpose ? "rows" : "cols") +
@@ -332,9 +345,8 @@ int run_multiply(int argc, char** argv) {
               transpose ? " (transposed, z = A^T y)" : "", static_cast<long long>(g.num_rows),
               static_cast<long long>(g.num_cols), static_cast<long long>(B),
               args.get("semiring", "plus_times").c_str(), backend.c_str(), out.schedule.c_str());
-  std::printf("time: %.4f ms per product (median of %lld), %.4f ms per vector; device %.2f MB\n",
-              out.median_seconds * 1e3,
-              static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))),
+  std::printf("time: %.4f ms per product (%s), %.4f ms per vector; device %.2f MB\n",
+              out.median_seconds * 1e3, timing_label(args).c_str(),
               out.median_seconds * 1e3 / static_cast<double>(B), out.device_bytes / 1e6);
   if (!out.compared.empty()) {
     std::printf("compare: the same product by what you could run instead (median of %lld)\n",

@@ -58,6 +58,9 @@ seq 1 40 | awk '{print ($1 % 5) - 2}' > x.txt
 run 0 "$kcla" multiply single.h5 --x x.txt -o y_single.txt --repeat 1
 run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_blocks.txt --repeat 1
 cmp -s y_single.txt y_blocks.txt || fail "block and single grammar give different y"
+run 0 "$kcla" multiply blocks.h5 --x x.txt -o y_blocks_cold.txt --repeat 0
+has out.txt "one product, cold"
+cmp -s y_blocks.txt y_blocks_cold.txt || fail "--repeat 0 gives another y on block files"
 run 0 "$kcla" multiply passes.h5 --x x.txt -o y_passes.txt --repeat 1
 cmp -s y_blocks.txt y_passes.txt || fail "Matrix Market read in passes gives another y"
 

@@ -50,6 +50,12 @@ has out.txt "schedule layered/per_level"
 printf '1\n1\n1\n1\n1\n1\n' > x.txt
 run 0 "$kcla" multiply m.h5 --x x.txt -o y.txt --repeat 1
 [ "$(tr '\n' ' ' < y.txt)" = "6 12 8 6 12 8 6 12 " ] || fail "y.txt is '$(tr '\n' ' ' < y.txt)'"
+# --repeat 0: one product, no warm-up, timed cold; the same y.
+run 0 "$kcla" multiply m.h5 --x x.txt -o y_cold.txt --repeat 0
+has out.txt "ms per product \(one product, cold: plan and workspace included\)"
+cmp -s y.txt y_cold.txt || fail "--repeat 0 gives another y"
+run 2 "$kcla" multiply m.h5 --compare --repeat 0
+has err.txt "--compare times every product after a warm-up"
 # --compare: every baseline of this back end on the same x, checked and timed.
 run 0 "$kcla" multiply m.h5 --compare --repeat 2
 has out.txt "best baseline: .* kcla is [0-9.]+x (faster|slower)"
@@ -124,4 +130,17 @@ has err.txt "truncated.h5"
 printf '1\n2\n' > short.txt
 run 1 "$kcla" multiply m.h5 --x short.txt
 has err.txt "short.txt: holds 2 values, expected cols x B = 6"
+printf '1\n1\n1 zz\n1\n' > word.txt
+run 1 "$kcla" multiply m.h5 --x word.txt
+has err.txt "word.txt: value 4 \('zz'\) is not a number"
+printf '1 1 1 1 1 1e999\n' > huge.txt
+run 1 "$kcla" multiply m.h5 --x huge.txt
+has err.txt "huge.txt: value 6 \('1e999'\) is not a number"
+# float32 input (.bin): the same y as the text file.
+printf '\x00\x00\x80\x3f%.0s' 1 2 3 4 5 6 > ones.bin
+run 0 "$kcla" multiply m.h5 --x ones.bin -o y_bin.txt --repeat 1
+cmp -s y.txt y_bin.txt || fail "--x ones.bin gives another y than --x x.txt"
+head -c 23 ones.bin > odd.bin
+run 1 "$kcla" multiply m.h5 --x odd.bin
+has err.txt "odd.bin: size is not a multiple of 4 bytes"
 echo "all grammar CLI checks passed"

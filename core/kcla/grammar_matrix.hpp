@@ -126,10 +126,10 @@ class GrammarMatrix {
 
   /// Builds the schedule on the host and copies it into MemorySpace.
   explicit GrammarMatrix(const Grammar& grammar, const GrammarMatrixOptions& options = {})
-      : options_(options),
-        metrics_(compute_metrics(grammar)),
-        num_rows_(grammar.num_rows),
-        num_cols_(grammar.num_cols) {
+      : options_(options), num_rows_(grammar.num_rows), num_cols_(grammar.num_cols) {
+    grammar.validate();  // once: the analyses below take a valid grammar and its levels
+    const GrammarLevels levels = compute_levels(grammar);
+    metrics_ = detail::compute_metrics(grammar, levels);
     const SweepMachine machine = options.tuning.machine
                                      ? *options.tuning.machine
                                      : SweepMachine::for_memory_space<MemorySpace>();
@@ -138,11 +138,10 @@ class GrammarMatrix {
                                     options.schedule != SweepSchedule::layered;
     LevelPhases phases;
     if (may_run_full_array)
-      phases = plan_level_phases(grammar, compute_levels(grammar), options.expected_vectors,
-                                 sizeof(Scalar), options.tuning.launch, machine,
-                                 options.tuning.max_phase_levels > 0
-                                     ? options.tuning.max_phase_levels
-                                     : machine.phase_levels_for(options.expected_vectors));
+      phases = plan_level_phases(
+          grammar, levels, options.expected_vectors, sizeof(Scalar), options.tuning.launch, machine,
+          options.tuning.max_phase_levels > 0 ? options.tuning.max_phase_levels
+                                              : machine.phase_levels_for(options.expected_vectors));
     const LevelPhases* planned = may_run_full_array ? &phases : nullptr;
     prediction_ =
         options.schedule == SweepSchedule::automatic
@@ -152,7 +151,7 @@ class GrammarMatrix {
                             options.expected_vectors, sizeof(Scalar), machine, planned);
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
-        load(build_full_array_schedule(grammar, phases.tops));
+        load(detail::build_full_array_schedule(grammar, levels, phases.tops));
       else
         load(build_layered_schedule(grammar));
     }

@@ -36,6 +36,13 @@ struct GrammarMetrics {
 
 GrammarMetrics compute_metrics(const Grammar& g);
 
+struct GrammarLevels;  // schedule.hpp
+
+namespace detail {
+/// compute_metrics for a grammar already validated, with its levels (compute_levels(g)).
+GrammarMetrics compute_metrics(const Grammar& g, const GrammarLevels& levels);
+}  // namespace detail
+
 /// A human-readable block: shape, sizes, depth, widths and bytes per schedule vs CSR.
 void print_metrics(std::ostream& out, const GrammarMetrics& m, int value_bytes = 4);
 

@@ -101,6 +101,10 @@ LayeredSchedule build_layered_schedule(const Grammar& g);
 namespace detail {
 /// Highest level that reads each rule as a child (0: none; C does not count).
 std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels& levels);
+/// build_full_array_schedule for a grammar already validated, with its levels
+/// (compute_levels(g)): what GrammarMatrix builds, each analysis done once.
+FullArraySchedule build_full_array_schedule(const Grammar& g, const GrammarLevels& levels,
+                                            const std::vector<std::int32_t>& phase_tops);
 }  // namespace detail
 
 /// w* and +pt of the layered schedule, counted without building it (what the cost model

@@ -9,6 +9,10 @@ namespace kcla {
 
 GrammarMetrics compute_metrics(const Grammar& g) {
   g.validate();
+  return detail::compute_metrics(g, compute_levels(g));
+}
+
+GrammarMetrics detail::compute_metrics(const Grammar& g, const GrammarLevels& levels) {
   GrammarMetrics m;
   m.rows = g.num_rows;
   m.cols = g.num_cols;
@@ -18,7 +22,6 @@ GrammarMetrics compute_metrics(const Grammar& g) {
   m.sequence = static_cast<std::int64_t>(g.sequence.size());
   const auto lengths = g.expansion_lengths();
   for (auto s : g.sequence) m.nnz += g.is_terminal(s) ? 1 : lengths[g.rule_index(s)];
-  const auto levels = compute_levels(g);
   m.depth = levels.depth;
   for (auto w : levels.rules_per_level) m.max_level_rules = std::max(m.max_level_rules, w);
   const auto layered = layered_width(g, levels);

@@ -76,6 +76,29 @@ PhaseCounts count_phases(const Grammar& g, const GrammarLevels& levels, std::int
   return c;
 }
 
+/// count_phases for one level per phase, without its walks: every rule is walked alone
+/// and materialized when anything reads it (a parent or C).
+PhaseCounts count_single_levels(const Grammar& g, const GrammarLevels& levels) {
+  const auto terminals = g.num_terminals();
+  const auto rules = g.num_rules();
+  std::vector<char> read(static_cast<std::size_t>(rules), 0);
+  for (std::int64_t i = 0; i < rules; ++i)
+    for (symbol_t child : {g.rule_left[i], g.rule_right[i]})
+      if (child >= terminals) read[child - terminals] = 1;
+  for (auto sym : g.sequence)
+    if (sym >= terminals) read[sym - terminals] = 1;
+  PhaseCounts c;
+  c.max_span = 1;
+  c.materialized.assign(static_cast<std::size_t>(levels.depth + 1) * 2, 0.0);
+  c.walked.assign(c.materialized.size(), 0.0);
+  for (std::int64_t i = 0; i < rules; ++i)
+    if (read[i]) {
+      c.m(levels.rule_level[i] - 1, 1) += 1;
+      c.w(levels.rule_level[i] - 1, 1) += 1;
+    }
+  return c;
+}
+
 }  // namespace
 
 LevelPhases plan_level_phases(const Grammar& g, const GrammarLevels& levels, std::int64_t vectors,
@@ -85,7 +108,7 @@ LevelPhases plan_level_phases(const Grammar& g, const GrammarLevels& levels, std
   const std::int32_t L = levels.depth;
   if (L == 0) return best;
   const std::int32_t max_span = std::clamp(max_phase_levels, 1, kMaxPhaseLevels);
-  auto counts = count_phases(g, levels, max_span);
+  auto counts = max_span == 1 ? count_single_levels(g, levels) : count_phases(g, levels, max_span);
   if (launch == SweepLaunch::automatic) launch = machine.default_launch;
   const double boundary = launch == SweepLaunch::fused   ? machine.level_wait_seconds
                           : launch == SweepLaunch::graph ? machine.graph_node_seconds

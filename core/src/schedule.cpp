@@ -47,7 +47,11 @@ std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels
 FullArraySchedule build_full_array_schedule(const Grammar& g,
                                             const std::vector<std::int32_t>& phase_tops) {
   g.validate();
-  const auto levels = compute_levels(g);
+  return detail::build_full_array_schedule(g, compute_levels(g), phase_tops);
+}
+
+FullArraySchedule detail::build_full_array_schedule(const Grammar& g, const GrammarLevels& levels,
+                                                    const std::vector<std::int32_t>& phase_tops) {
   const auto terminals = g.num_terminals();
   const auto rules = g.num_rules();
   FullArraySchedule s;

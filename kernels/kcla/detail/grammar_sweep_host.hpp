@@ -33,16 +33,38 @@ template <class ExecutionSpace>
 constexpr bool sweeps_on_host =
     std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
 
-/// Asks for huge pages behind a large, not yet touched host buffer: the sweep reads its
-/// slots at random, and with 4 KiB pages nearly every read of a large workspace also
-/// misses the TLB.
-inline void advise_huge_pages(void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
+/// Backs a fresh host buffer with pages before its first product, every thread of
+/// ExecutionSpace populating a slice (MADV_POPULATE_WRITE, else a write per page): pages
+/// faulted one at a time inside the sweep cost more than a product of a large batch on a
+/// virtual machine. Huge pages are asked for only afterwards, for the kernel to collapse in
+/// the background: asked for first, a fault may stall on memory compaction for seconds.
+template <class ExecutionSpace>
+void populate_host_buffer(void* data, std::size_t bytes) {
+#if defined(__linux__)
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(data) + page - 1) / page * page;
   const auto end = reinterpret_cast<std::uintptr_t>(data) + bytes;
-  if (end > begin + (std::uintptr_t(2) << 20))
-    madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint only
+  if (page == 0 || end <= begin + (std::uintptr_t(2) << 20)) return;  // small: not worth it
+  const std::uintptr_t pages = (end - begin) / page;
+  const std::int64_t parts = std::max(1, ExecutionSpace().concurrency());
+  Kokkos::parallel_for(
+      "kcla::grammar::populate_workspace",
+      Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>>(0, parts),
+      [=](const std::int64_t i) {
+        const std::uintptr_t first = begin + pages * static_cast<std::uintptr_t>(i) /
+                                                 static_cast<std::uintptr_t>(parts) * page;
+        const std::uintptr_t last = begin + pages * static_cast<std::uintptr_t>(i + 1) /
+                                                static_cast<std::uintptr_t>(parts) * page;
+#if defined(MADV_POPULATE_WRITE)
+        if (madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) == 0) return;
+#endif
+        for (std::uintptr_t a = first; a < last; a += page)  // older kernels: touch each page
+          *reinterpret_cast<volatile char*>(a) = 0;
+      });
+  ExecutionSpace().fence();
+#if defined(MADV_HUGEPAGE)
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // a hint only
+#endif
 #else
   (void)data, (void)bytes;
 #endif
@@ -374,28 +396,48 @@ void prepare_host_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t
   const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
   if (static_cast<std::int64_t>(plan.occurrence_rows.extent(0)) != symbols) {
     // Counting sort of C's (code, row) pairs by code; rows stay ascending within a code.
+    // Every thread owns a range of keys and scans all of C for them: the scans are
+    // sequential, the counts and writes (random) are split.
     const std::int64_t slots = A.level_offsets.empty() ? 0 : A.level_offsets.back();
     const std::int64_t terminals = static_cast<std::int64_t>(A.terminal_columns.extent(0));
-    auto key = [&](std::int32_t code) {
+    const std::int64_t keys = slots + terminals;
+    const std::int32_t* row_symbols = A.row_symbols.data();
+    const std::int64_t* row_offsets = A.row_offsets_host.data();
+    const std::int64_t rows = A.num_rows();
+    const std::int64_t parts = std::max(1, ExecutionSpace().concurrency());
+    auto key = [slots](std::int32_t code) {
       return code >= 0 ? static_cast<std::int64_t>(code) : slots + decode_terminal(code);
     };
-    const std::int32_t* row_symbols = A.row_symbols.data();
-    const auto& row_offsets = A.row_offsets_host;
-    std::vector<std::int64_t> start(static_cast<std::size_t>(slots + terminals) + 1, 0);
-    for (std::int64_t k = 0; k < symbols; ++k) ++start[key(row_symbols[k]) + 1];
+    auto for_own_keys = [&](const char* label, auto&& body) {
+      Kokkos::parallel_for(
+          label, Kokkos::RangePolicy<ExecutionSpace, Kokkos::Schedule<Kokkos::Static>>(0, parts),
+          [&](const std::int64_t part) {
+            const std::int64_t lo = keys * part / parts, hi = keys * (part + 1) / parts;
+            for (std::int64_t r = 0; r < rows; ++r)
+              for (auto k = row_offsets[r]; k < row_offsets[r + 1]; ++k) {
+                const std::int64_t c = key(row_symbols[k]);
+                if (c >= lo && c < hi) body(c, r);
+              }
+          });
+      ExecutionSpace().fence();
+    };
+    std::vector<std::int64_t> start(static_cast<std::size_t>(keys) + 1, 0);
+    for_own_keys("kcla::grammar::count_occurrences",
+                 [&](std::int64_t c, std::int64_t) { ++start[c + 1]; });
     std::vector<std::int32_t> codes;
     std::vector<std::int64_t> offsets{0};
-    for (std::int64_t c = 0; c < slots + terminals; ++c)
+    for (std::int64_t c = 0; c < keys; ++c)
       if (start[c + 1] > 0) {
         codes.push_back(c < slots ? static_cast<std::int32_t>(c) : encode_terminal(c - slots));
         offsets.push_back(offsets.back() + start[c + 1]);
       }
-    for (std::int64_t c = 0; c < slots + terminals; ++c) start[c + 1] += start[c];
+    for (std::int64_t c = 0; c < keys; ++c) start[c + 1] += start[c];
     plan.occurrence_rows = decltype(plan.occurrence_rows)(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::occurrence_rows"), symbols);
-    for (std::int64_t r = 0; r < A.num_rows(); ++r)
-      for (auto k = row_offsets[r]; k < row_offsets[r + 1]; ++k)
-        plan.occurrence_rows.data()[start[key(row_symbols[k])]++] = static_cast<std::int32_t>(r);
+    std::int32_t* occurrence_rows = plan.occurrence_rows.data();
+    for_own_keys("kcla::grammar::sort_occurrences", [&](std::int64_t c, std::int64_t r) {
+      occurrence_rows[start[c]++] = static_cast<std::int32_t>(r);
+    });
     plan.occurrence_codes =
         host_copy<decltype(plan.occurrence_codes)>(codes, "kcla::grammar::occurrence_codes");
     plan.occurrence_offsets =

@@ -63,7 +63,8 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     plan.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::workspace"), words);
     if constexpr (sweeps_on_host<ExecutionSpace>)
-      advise_huge_pages(plan.workspace.data(), static_cast<std::size_t>(words) * 8);
+      populate_host_buffer<ExecutionSpace>(plan.workspace.data(),
+                                           static_cast<std::size_t>(words) * 8);
   }
 
   const std::int32_t depth = A.depth();
