@@ -7,16 +7,17 @@
 #     --kcla PATH     the kcla program (default: build/tools/kcla)
 #     --batch B       weight columns (default 64)
 #     --threads N     threads of both programs (default 2)
-#     --runs N        plink2 runs and timed kcla products, median reported (default 3)
+#     --runs N        whole-process runs of each and timed kcla products, medians (default 3)
 #     --work DIR      folder for the weights and outputs (default: a temporary one, removed)
 #
 # GRAMMAR.h5 is `kcla compress PLINK_BASE -o GRAMMAR.h5`. plink2's time is its whole
 # process (reading the .bed, the weights, scoring, writing); kcla's product time is its
-# median per product (kcla multiply --repeat), with its whole process (reading the grammar
-# and the weights too) next to it. Needs plink2 (Debian package plink2) and python3.
+# median per product (kcla multiply --repeat), and its whole process one-shot (--repeat 0:
+# reading the grammar and the weights, one product, writing the scores), runs alternating
+# with plink2's. Needs plink2 (Debian package plink2) and python3.
 set -euo pipefail
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 kcla=build/tools/kcla
 batch=64
 threads=2
@@ -73,27 +74,34 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.3f\n", b - a}'; }
 
 : > "$work/plink2_times"
+: > "$work/kcla_times"
+# Whole processes in turn (plink2, then kcla's one-shot run: one product, no warm-up), so
+# that a drift of the machine's speed hits both.
 for ((i = 0; i < runs; ++i)); do
   start=$(now)
   plink2 --bfile "$base" --score "$work/weights.txt" 1 2 header-read no-mean-imputation \
     cols=scoresums --score-col-nums 3-$((batch + 2)) --threads "$threads" \
     --out "$work/plink2" > "$work/plink2.stdout"
   elapsed "$start" >> "$work/plink2_times"
+  start=$(now)
+  OMP_NUM_THREADS=$threads OMP_PROC_BIND=false "$kcla" multiply "$grammar" --batch "$batch" \
+    --backend openmp --repeat 0 --x "$work/weights.bin" -o "$work/kcla_scores.txt" --quiet \
+    > "$work/kcla_once.stdout"
+  elapsed "$start" >> "$work/kcla_times"
 done
 plink2_wall=$(median < "$work/plink2_times")
+kcla_wall=$(median < "$work/kcla_times")
 
-start=$(now)
+# The product alone: the median of `runs` products after a warm-up.
 OMP_NUM_THREADS=$threads OMP_PROC_BIND=false "$kcla" multiply "$grammar" --batch "$batch" \
-  --backend openmp --repeat "$runs" --x "$work/weights.bin" -o "$work/kcla_scores.txt" \
-  > "$work/kcla.stdout"
-kcla_wall=$(elapsed "$start")
+  --backend openmp --repeat "$runs" --x "$work/weights.bin" --quiet > "$work/kcla.stdout"
 kcla_product=$(awk '/^time:/ {print $2 / 1000}' "$work/kcla.stdout")
 
 echo "fileset $base, $batch weight columns, $threads threads"
 printf '%-44s %10s\n' "" "seconds"
 printf '%-44s %10.3f\n' "plink2 --score (whole process, median of $runs)" "$plink2_wall"
 printf '%-44s %10.3f\n' "kcla multiply: product (median of $runs)" "$kcla_product"
-printf '%-44s %10.3f\n' "kcla multiply: whole process (one run)" "$kcla_wall"
+printf '%-44s %10.3f\n' "kcla multiply --repeat 0 (whole process, median of $runs)" "$kcla_wall"
 grep '^multiply:' "$work/kcla.stdout" | sed 's/^/kcla /'
 
 # The same product: every score of every sample, kcla (fp32) against plink2 (double).
