@@ -608,7 +608,7 @@ TEST(PackedInt8TensorCores, PlanCoversEverySampleAndStep) {
     for (const std::int64_t variants : {1, 31, 33, 1000, 358499, 300000000})
       for (const std::int64_t concurrency : {1, 270336}) {
         const auto plan =
-            kcla::detail::packed_int8_tensor_core_plan(words, variants, concurrency, tuning);
+            kcla::detail::packed_int8_tensor_core_plan(words, variants, concurrency, tuning, 3);
         EXPECT_GE(plan.sample_blocks * functor::words_per_warp, words);
         EXPECT_GE(plan.team_groups * plan.block_warps, plan.sample_blocks);
         EXPECT_LT((plan.team_groups - 1) * plan.block_warps, plan.sample_blocks);  // none idle
@@ -617,6 +617,13 @@ TEST(PackedInt8TensorCores, PlanCoversEverySampleAndStep) {
         EXPECT_GE(plan.num_chunks * plan.chunk_steps * functor::step_variants, variants);
         EXPECT_LT((plan.num_chunks - 1) * plan.chunk_steps, plan.num_steps);  // no empty team
         EXPECT_EQ(plan.replicas, kcla::detail::packed_imma_replicas(plan.num_chunks));
+        // Ranges of at least imma_min_chunk_steps steps unless the panel has fewer.
+        EXPECT_GE(plan.chunk_steps,
+                  std::min<std::int64_t>(tuning.imma_min_chunk_steps, plan.num_steps));
+        // One vector: sums straight into y, whatever the ranges.
+        EXPECT_EQ(kcla::detail::packed_int8_tensor_core_plan(words, variants, concurrency, tuning)
+                      .replicas,
+                  1);
       }
   EXPECT_EQ(kcla::detail::packed_imma_replicas(1), 1);
   EXPECT_EQ(kcla::detail::packed_imma_replicas(64), 1);

@@ -57,9 +57,10 @@ struct PackedGenotypeTuning {
   // Integer tensor cores (y = G x, float, one vector per pass; NVIDIA sm_80 and newer):
   // teams of up to 8 warps on consecutive blocks of 128 samples, one range of variants
   // each, ranges until there are about imma_target_warps warps.
-  int imma_target_warps = 0;  ///< 0: one wave (3 teams of 8 warps per multiprocessor)
-  /// Replicas of the partial sums (1 .. 32; 0: about one per 64 ranges of variants). With
-  /// one replica and a contiguous y the sums go straight into y, zeroed first.
+  int imma_target_warps = 0;     ///< 0: one wave (3 teams of 8 warps per multiprocessor)
+  int imma_min_chunk_steps = 8;  ///< a range is at least this many steps (fills the copy ring)
+  /// Replicas of the partial sums (1 .. 32; 0: one for a single vector, where the sums go
+  /// straight into y, zeroed first; else about one per 64 ranges of variants).
   int imma_replicas = 0;
 
   // Decoded tiles (Y = G X, many vectors): a team of tile_sample_groups x
@@ -80,17 +81,17 @@ struct PackedGenotypeTuning {
 };
 
 /// Which kernel multiply() runs. `automatic`: host_blocks on host execution spaces; on a
-/// device, quad_tables for one vector, tables up to PackedGenotypeTuning::table_max_vectors
-/// vectors, tiles above (tensor_cores measured slower than quad_tables on an H200;
-/// int8_tensor_cores faster on panels of few samples, slower on scrm2504:
-/// docs/packed-genotypes.md). The others force one (every kernel runs on every space; tests
-/// use that). quad_tables runs pair tables instead when its smallest tables do not fit the
-/// team scratch (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores and
-/// int8_tensor_cores run quad_tables instead where they do not run: Scalar double, host
-/// spaces, GPUs without sm_80 tensor cores (packed_tensor_cores_available and
-/// packed_int8_tensor_cores_available say which; tensor_cores also needs code values
-/// 0 .. 3). int8_tensor_cores keeps a workspace with the matrix: products with one matrix
-/// on several execution space instances at once must not use it.
+/// device, for one vector int8_tensor_cores with its sums straight into y (y 16-byte
+/// aligned; else quad_tables), tables up to PackedGenotypeTuning::table_max_vectors
+/// vectors, tiles above (measured on an H100 and an H200: docs/packed-genotypes.md). The
+/// others force one (every kernel runs on every space; tests use that). quad_tables runs pair
+/// tables instead when its smallest tables do not fit the team scratch
+/// (PackedGenotypeTuning::max_team_scratch_bytes); tensor_cores and int8_tensor_cores run
+/// quad_tables instead where they do not run: Scalar double, host spaces, GPUs without sm_80 tensor
+/// cores (packed_tensor_cores_available and packed_int8_tensor_cores_available say which;
+/// tensor_cores also needs code values 0 .. 3). int8_tensor_cores keeps a workspace with the matrix
+/// unless its sums go straight into y (one vector, one replica, y 16-byte aligned: what `automatic`
+/// runs): products with one matrix on several execution space instances at once must not force it.
 enum class PackedKernel {
   automatic,
   tables,
@@ -543,14 +544,16 @@ struct PackedInt8TensorCorePlan {
 };
 
 /// Teams of the integer tensor-core kernel for a panel of `sample_words` words of samples
-/// on a device holding `concurrency` threads at once: teams of up to 8 warps on
-/// consecutive blocks of 128 samples (as many warps in each team as the blocks allow),
-/// ranges of variants until the teams fill the device once (about 24 warps per
-/// multiprocessor; imma_target_warps overrides).
+/// on a device holding `concurrency` threads at once, for products of `vectors` vectors:
+/// teams of up to 8 warps on consecutive blocks of 128 samples (as many warps in each team
+/// as the blocks allow), ranges of variants until the teams fill the device once (about 24
+/// warps per multiprocessor; imma_target_warps overrides), each range at least
+/// imma_min_chunk_steps steps.
 inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample_words,
                                                              std::int64_t num_variants,
                                                              std::int64_t concurrency,
-                                                             const PackedGenotypeTuning& tuning) {
+                                                             const PackedGenotypeTuning& tuning,
+                                                             std::int64_t vectors = 1) {
   using functor = PackedInt8TensorCoreFunctor<Kokkos::DefaultHostExecutionSpace, false>;
   PackedInt8TensorCorePlan plan;
   plan.sample_blocks = (sample_words + functor::words_per_warp - 1) / functor::words_per_warp;
@@ -573,9 +576,15 @@ inline PackedInt8TensorCorePlan packed_int8_tensor_core_plan(std::int64_t sample
   std::int64_t chunks = teams / plan.team_groups;
   if (chunks < 1) chunks = 1;
   plan.chunk_steps = (plan.num_steps + chunks - 1) / chunks;
+  const std::int64_t min_steps =
+      tuning.imma_min_chunk_steps < plan.num_steps ? tuning.imma_min_chunk_steps : plan.num_steps;
+  if (plan.chunk_steps < min_steps) plan.chunk_steps = min_steps;
   if (plan.chunk_steps > functor::max_chunk_steps) plan.chunk_steps = functor::max_chunk_steps;
   plan.num_chunks = (plan.num_steps + plan.chunk_steps - 1) / plan.chunk_steps;
+  // One vector: the sums go straight into y (measured faster than replicas on every panel
+  // of docs/packed-genotypes.md); more vectors run one pass each into the replicas.
   plan.replicas = tuning.imma_replicas > 0 ? (tuning.imma_replicas > 32 ? 32 : tuning.imma_replicas)
+                  : vectors == 1           ? 1
                                            : packed_imma_replicas(plan.num_chunks);
   return plan;
 }
@@ -650,7 +659,7 @@ bool packed_int8_tensor_cores(const ExecutionSpace& exec,
   if (!packed_int8_tensor_cores_available(exec, G)) return false;
   if constexpr (std::is_same<Scalar, float>::value) {
     const auto plan = packed_int8_tensor_core_plan((G.num_samples() + 15) / 16, G.num_variants(),
-                                                   exec.concurrency(), tuning);
+                                                   exec.concurrency(), tuning, B);
     if (G.counted_allele() == CountedAllele::a2)
       packed_int8_tensor_cores_launch<true>(exec, G, x, y, B, plan);
     else
@@ -752,7 +761,9 @@ void packed_multiply(const ExecutionSpace& exec, const PackedGenotypeMatrix<Scal
   }
   PackedKernel kernel = options.kernel;
   if (kernel == PackedKernel::automatic)
-    kernel = packed_on_host<ExecutionSpace>()        ? PackedKernel::host_blocks
+    kernel = packed_on_host<ExecutionSpace>() ? PackedKernel::host_blocks
+             : B == 1 && reinterpret_cast<std::uintptr_t>(y) % 16 == 0
+                 ? PackedKernel::int8_tensor_cores  // direct: no shared workspace
              : B == 1                                ? PackedKernel::quad_tables
              : B <= options.tuning.table_max_vectors ? PackedKernel::tables
                                                      : PackedKernel::tiles;

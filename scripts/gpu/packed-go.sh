@@ -16,7 +16,9 @@
 # 6. with NCU=1 (and ONLY=1: nothing else): Nsight Compute on the 2-bit kernels named in
 #    NCU_KERNELS (default: tensor-core, quad- and pair-table functors) on scrm2504 and HLC
 #    (speed of light, occupancy, warp stalls, bank conflicts).
-# BASELINES=LIST passes --only LIST to step 4 (e.g. BASELINES=2-bit); CHECK=0 skips step 3.
+# BASELINES=LIST passes --only LIST to step 4 (e.g. BASELINES=2-bit); CHECK=0 skips step 3;
+# TESTS=LIST names the test programs of step 1 (run even with ONLY=1); SWEEP_PANELS=LIST
+# the panels of step 5 (default: scrm2504 HLC).
 set -u
 . "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
@@ -25,9 +27,9 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 data=$(mktemp -d)
 stage_panels "$data"
-if [ "${ONLY:-0}" != 1 ]; then
+if [ "${ONLY:-0}" != 1 ] || [ -n "${TESTS:-}" ]; then
 echo "== tests"
-for t in kcla_test_packed kcla_test_foundation; do
+for t in ${TESTS:-kcla_test_packed kcla_test_foundation}; do
   timeout 200 "$here/bin/$t" > "$out/$t.log" 2>&1
   echo "$t rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \] [0-9]' "$out/$t.log" | tr '\n' ' ')"
   grep -E "^\[  FAILED  \]" "$out/$t.log" | head -5
@@ -49,7 +51,8 @@ fi
 if [ "${SWEEP:-0}" = 1 ]; then
   echo "== 2-bit tuning grids"
   timeout 200 "$here/bin/kcla_bench_baselines" --batch 1 --repeat 5 --energy-seconds 0 \
-    --only 2-bit --packed-sweep "$data/scrm2504.h5" "$data/HLC.h5" 2>&1 | tee "$out/packed_sweep.log"
+    --only 2-bit --packed-sweep $(for p in ${SWEEP_PANELS:-scrm2504 HLC}; do echo "$data/$p.h5"; done) \
+    2>&1 | tee "$out/packed_sweep.log"
 fi
 if [ "${NCU:-0}" = 1 ]; then
   echo "== Nsight Compute"
