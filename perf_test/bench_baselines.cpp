@@ -297,11 +297,12 @@ class PanelBench {
     std::vector<std::shared_ptr<kcla::GrammarMatrix<Scalar, memory>>> keep;
     // phase_levels: the bound on the full array's levels per phase (0: the machine's).
     auto add_kcla = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch,
-                        int phase_levels = 0) {
+                        int phase_levels = 0, kcla::SlotOrder order = kcla::SlotOrder::rule) {
       kcla::GrammarMatrixOptions o;
       o.schedule = schedule;
       o.tuning.launch = launch;
       o.tuning.max_phase_levels = phase_levels;
+      o.tuning.slot_order = order;
       o.expected_vectors = vectors;
       auto A = std::make_shared<kcla::GrammarMatrix<Scalar, memory>>(panel_.grammar, o);
       keep.push_back(A);
@@ -310,6 +311,7 @@ class PanelBench {
           kcla::to_string(launch == kcla::SweepLaunch::automatic ? A->prediction().launch : launch);
       if (A->schedule() == kcla::SweepSchedule::full_array)
         name += " " + std::to_string(A->depth()) + " phases";
+      if (order == kcla::SlotOrder::first_use) name += " first-use slots";
       char predicted[64];
       std::snprintf(predicted, sizeof predicted, " pred %.4f ms", A->prediction().seconds * 1e3);
       name += predicted;
@@ -324,12 +326,13 @@ class PanelBench {
       candidates.push_back(std::move(c));
     };
     add_kcla(kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic);
-    for (auto launch :
-         {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph, kcla::SweepLaunch::fused}) {
+    for (auto launch : {kcla::SweepLaunch::per_level, kcla::SweepLaunch::graph,
+                        kcla::SweepLaunch::fused, kcla::SweepLaunch::dataflow}) {
       add_kcla(kcla::SweepSchedule::full_array, launch, 1);
+      add_kcla(kcla::SweepSchedule::full_array, launch, 1, kcla::SlotOrder::first_use);
       add_kcla(kcla::SweepSchedule::full_array, launch);
       for (int n : settings_.phase_levels) add_kcla(kcla::SweepSchedule::full_array, launch, n);
-      add_kcla(kcla::SweepSchedule::layered, launch);
+      if (launch != kcla::SweepLaunch::dataflow) add_kcla(kcla::SweepSchedule::layered, launch);
     }
 
     // --- what a user would run instead -----------------------------------------------------

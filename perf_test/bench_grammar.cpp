@@ -511,6 +511,7 @@ int main(int argc, char** argv) {
     const std::pair<kcla::SweepSchedule, kcla::SweepLaunch> configs[] = {
         {kcla::SweepSchedule::automatic, kcla::SweepLaunch::automatic},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::fused},
+        {kcla::SweepSchedule::full_array, kcla::SweepLaunch::dataflow},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::per_level},
         {kcla::SweepSchedule::full_array, kcla::SweepLaunch::graph},
         {kcla::SweepSchedule::layered, kcla::SweepLaunch::fused},

@@ -44,9 +44,12 @@ Command multiply_command() {
       .integer("--batch", "B", "number of right-hand sides (default 1)", 1, 1 << 20)
       .choice("--schedule", {"auto", "full_array", "layered"},
               "the sweep (default auto: the cost model chooses)")
-      .choice("--launch", {"auto", "per_level", "graph", "fused"},
+      .choice("--launch", {"auto", "per_level", "graph", "fused", "dataflow"},
               "auto (default), per_level, graph (per-level launches replayed as a CUDA graph), "
-              "fused (one ticketed kernel)")
+              "fused (one ticketed kernel, level waits), dataflow (one ticketed kernel, each "
+              "value waits for its children; full array)")
+      .choice("--slot-order", {"rule", "first_use"},
+              "full array: a level's slots by rule index (default) or by first use")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .integer("--repeat", "N",
@@ -182,11 +185,14 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   const auto launch_name = args.get("launch", "auto");
   options.tuning.launch = launch_name == "fused"       ? SweepLaunch::fused
+                          : launch_name == "dataflow"  ? SweepLaunch::dataflow
                           : launch_name == "graph"     ? SweepLaunch::graph
                           : launch_name == "per_level" ? SweepLaunch::per_level
                           : launch_name == "auto"
                               ? SweepLaunch::automatic
-                              : throw UsageError("--launch: auto, fused or per_level");
+                              : throw UsageError("--launch: auto, per_level, graph, fused or dataflow");
+  options.tuning.slot_order =
+      args.get("slot-order", "rule") == "first_use" ? SlotOrder::first_use : SlotOrder::rule;
   options.expected_vectors = B;
   if (args.has("workspace"))
     options.workspace_budget_bytes = parse_bytes(args.get("workspace"), "workspace");

@@ -16,6 +16,7 @@ struct SweepConfig {
   /// machine whose boundaries cost a second each, so the planner merges as many levels as
   /// allowed and every phase but the first has ceil(L / phase_levels) levels' worth of walks.
   std::int32_t phase_levels = 1;
+  SlotOrder slot_order = SlotOrder::rule;
 };
 
 inline constexpr SweepConfig kSweepConfigs[] = {
@@ -28,6 +29,9 @@ inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::per_level, 3},
     {SweepSchedule::full_array, SweepLaunch::graph, kMaxPhaseLevels},
     {SweepSchedule::full_array, SweepLaunch::fused, 2},
+    {SweepSchedule::full_array, SweepLaunch::dataflow},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 3, SlotOrder::first_use},
+    {SweepSchedule::full_array, SweepLaunch::graph, 1, SlotOrder::first_use},
 };
 
 /// The matrix options that run configuration c.
@@ -35,6 +39,7 @@ inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
   GrammarMatrixOptions options;
   options.schedule = c.schedule;
   options.tuning.max_phase_levels = c.phase_levels;  // whatever the machine's default
+  options.tuning.slot_order = c.slot_order;
   if (c.phase_levels > 1) {
     auto machine = SweepMachine::for_host();
     machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;

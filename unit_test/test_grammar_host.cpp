@@ -10,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "grammar_fixtures.hpp"
 #include "test_support.hpp"
@@ -51,6 +53,11 @@ void expect_all_references_agree(const Grammar& g, const kcla::CsrMatrix<double>
   const auto layered = kcla::build_layered_schedule(g);
   ASSERT_NO_THROW(layered.validate());
   kcla::reference::full_array_multiply<Semiring>(full, x, by_full);
+  // The first-use slot order permutes each level's slots: the same values.
+  std::vector<T> by_first_use(a.num_rows);
+  kcla::reference::full_array_multiply<Semiring>(
+      kcla::build_full_array_schedule(g, {}, kcla::SlotOrder::first_use), x, by_first_use);
+  for (std::int64_t r = 0; r < a.num_rows; ++r) ASSERT_EQ(by_first_use[r], by_full[r]) << r;
   kcla::reference::layered_multiply<Semiring>(layered, x, by_layered);
   for (std::int64_t r = 0; r < a.num_rows; ++r) {
     if constexpr (std::is_same<T, bool>::value) {
@@ -127,6 +134,58 @@ TEST(PaperExample, WorkedProductOfFigure42) {
     EXPECT_NEAR(by_layered[r], y[r], 1e-12) << r;
     EXPECT_NEAR(by_full[r], y[r], 1e-12) << r;
   }
+}
+
+// First use: within a level, slots follow the order in which C (row by row), then the
+// levels from the top, first read the rules; the schedule's codes say the same rules.
+TEST(FullArraySchedule, FirstUseOrdersEachLevelByItsFirstReader) {
+  auto gen = kcla::test::rng();
+  const auto g = kcla::compress(kcla::test::random_genotypes(gen, 60, 700, 5, 4));
+  const auto by_rule = kcla::build_full_array_schedule(g);
+  const auto by_use = kcla::build_full_array_schedule(g, {}, kcla::SlotOrder::first_use);
+  ASSERT_EQ(by_use.level_offsets, by_rule.level_offsets);
+  ASSERT_EQ(by_use.row_offsets, by_rule.row_offsets);
+  // The permutation between the two: slot in `by_use` of each slot of `by_rule`.
+  const auto slots = by_rule.num_slots();
+  std::vector<std::int64_t> to_use(static_cast<std::size_t>(slots), -1);
+  for (std::size_t k = 0; k < by_rule.row_symbols.size(); ++k)
+    if (by_rule.row_symbols[k] >= 0) {
+      auto& t = to_use[by_rule.row_symbols[k]];
+      ASSERT_TRUE(t < 0 || t == by_use.row_symbols[k]);
+      t = by_use.row_symbols[k];
+    }
+  for (int pass = 0; pass < 64; ++pass)  // children through parents, top down
+    for (std::int64_t s = 0; s < slots; ++s) {
+      if (to_use[s] < 0) continue;
+      for (auto [a, b] : {std::pair{by_rule.left[s], by_use.left[to_use[s]]},
+                          std::pair{by_rule.right[s], by_use.right[to_use[s]]}}) {
+        if (a >= 0) {
+          to_use[a] = b;
+        } else {
+          ASSERT_EQ(a, b);
+        }
+      }
+    }
+  std::vector<char> seen(static_cast<std::size_t>(slots), 0);
+  for (std::int64_t s = 0; s < slots; ++s) {
+    ASSERT_GE(to_use[s], 0) << "slot " << s << " unread";
+    seen[to_use[s]] = 1;
+    const auto level = std::upper_bound(by_rule.level_offsets.begin(),
+                                         by_rule.level_offsets.end(), s) -
+                       by_rule.level_offsets.begin();
+    EXPECT_GE(to_use[s], by_rule.level_offsets[level - 1]);
+    EXPECT_LT(to_use[s], by_rule.level_offsets[level]);
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), slots);
+  // The top level's slots appear in C in ascending order of first occurrence.
+  const auto L = by_use.depth;
+  std::int64_t next = by_use.level_offsets[L - 1];
+  std::vector<char> met(static_cast<std::size_t>(slots), 0);
+  for (auto code : by_use.row_symbols)
+    if (code >= by_use.level_offsets[L - 1] && !met[code]) {
+      met[code] = 1;
+      EXPECT_EQ(code, next++);
+    }
 }
 
 TEST(Repair, PaperMatrixRoundTripsAndCompresses) {

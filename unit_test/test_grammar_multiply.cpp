@@ -8,7 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "backends.hpp"
 #include "grammar_fixtures.hpp"
@@ -198,6 +202,64 @@ TYPED_TEST(GrammarMultiply, RejectsMismatchedShapes) {
   EXPECT_THROW(kcla::multiply(exec(), A, x, y), kcla::InvalidArgument);
   Kokkos::View<float**, Kokkos::LayoutRight, memory> X("X", 7, 2), Y("Y", 8, 3);
   EXPECT_THROW(kcla::multiply(exec(), A, X, Y), kcla::InvalidArgument);
+}
+
+// One matrix, one plan, launch forms and batch widths alternating: the dataflow kernel's
+// tags and the fused kernel's level counters must stay consistent with each other across
+// products, plan rebuilds (another B) and workspaces left by a wider batch.
+TYPED_TEST(GrammarMultiply, LaunchFormsShareOnePlan) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_genotypes(gen, 90, 1500, 6, 5);
+  const auto g = kcla::compress(a);
+  kcla::GrammarMatrixOptions options;
+  options.schedule = kcla::SweepSchedule::full_array;
+  kcla::GrammarMatrix<float, memory> A(g, options);
+  using kcla::SweepLaunch;
+  const std::pair<SweepLaunch, std::int64_t> steps[] = {
+      {SweepLaunch::dataflow, 1}, {SweepLaunch::dataflow, 1}, {SweepLaunch::fused, 1},
+      {SweepLaunch::dataflow, 1}, {SweepLaunch::dataflow, 3}, {SweepLaunch::per_level, 3},
+      {SweepLaunch::dataflow, 1}, {SweepLaunch::graph, 1},    {SweepLaunch::dataflow, 2},
+      {SweepLaunch::fused, 2},    {SweepLaunch::dataflow, 2}};
+  int step = 0;
+  for (const auto& [launch, B] : steps) {
+    std::vector<double> x(a.num_cols * B);
+    for (auto& v : x) v = std::uniform_real_distribution<double>(-1, 1)(gen);
+    std::vector<double> want(a.num_rows * B), xb(a.num_cols), yb(a.num_rows);
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t j = 0; j < a.num_cols; ++j) xb[j] = x[j * B + b];
+      kcla::reference::csr_multiply<kcla::PlusTimes<double>>(a, xb, yb);
+      for (std::int64_t r = 0; r < a.num_rows; ++r) want[r * B + b] = yb[r];
+    }
+    const auto x_dev = to_device_2d<float, memory>(x, a.num_cols, B);
+    Kokkos::View<float**, Kokkos::LayoutRight, memory> y("y", a.num_rows, B);
+    Kokkos::deep_copy(y, 7.0f);
+    kcla::multiply(exec(), A, x_dev, y, launch);
+    exec().fence();
+    auto yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    for (std::int64_t r = 0; r < a.num_rows; ++r)
+      for (std::int64_t b = 0; b < B; ++b)
+        ASSERT_NEAR(yh(r, b), want[r * B + b], 1e-4 * (1 + std::abs(want[r * B + b])))
+            << "step " << step << " (" << kcla::to_string(launch) << ", B = " << B << ") row "
+            << r;
+    ++step;
+  }
+}
+
+TYPED_TEST(GrammarMultiply, DataflowNeedsTheFullArray) {
+  using exec = TypeParam;
+  using memory = typename exec::memory_space;
+  kcla::GrammarMatrixOptions options;
+  options.schedule = kcla::SweepSchedule::layered;
+  kcla::GrammarMatrix<float, memory> A(kcla::test::paper_grammar(), options);
+  Kokkos::View<float*, memory> x("x", 7), y("y", 8);
+  try {
+    kcla::multiply(exec(), A, x, y, kcla::SweepLaunch::dataflow);
+    FAIL() << "the layered schedule ran a dataflow launch";
+  } catch (const kcla::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("full-array"), std::string::npos) << e.what();
+  }
 }
 
 TYPED_TEST(GrammarMultiply, CostModelChoosesAndReports) {

@@ -246,6 +246,8 @@ TEST(GrammarTranspose, RejectsWrongDirectionsAndShapes) {
   EXPECT_THROW(kcla::multiply_transpose(exec(), left_only, y, z_long), kcla::InvalidArgument);
   EXPECT_THROW(kcla::multiply_transpose(exec(), left_only, y, z, kcla::SweepLaunch::fused),
                kcla::InvalidArgument);
+  EXPECT_THROW(kcla::multiply_transpose(exec(), left_only, y, z, kcla::SweepLaunch::dataflow),
+               kcla::InvalidArgument);
   Kokkos::View<float**, Kokkos::LayoutRight, memory> Y("Y", 8, 2), Z("Z", 7, 3);
   EXPECT_THROW(kcla::multiply_transpose(exec(), left_only, Y, Z), kcla::InvalidArgument);
   exec().fence();

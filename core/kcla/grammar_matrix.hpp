@@ -82,6 +82,11 @@ struct SweepPlan {
   Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
+  // SweepLaunch::dataflow: value slots tagged with their product (zeroed when made) and the
+  // products run on them so far (never reset: a tag is never reused while a slot may
+  // still hold it).
+  Kokkos::View<std::uint64_t*, MemorySpace> tagged_workspace;
+  std::int64_t dataflow_products = 0;
   // SweepLaunch::graph: the captured launch sequence and what it was captured for.
   std::shared_ptr<void> graph;
   const void* graph_x = nullptr;
@@ -151,7 +156,8 @@ class GrammarMatrix {
                             options.expected_vectors, sizeof(Scalar), machine, planned);
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
-        load(detail::build_full_array_schedule(grammar, levels, phases.tops));
+        load(detail::build_full_array_schedule(grammar, levels, phases.tops,
+                                                options.tuning.slot_order));
       else
         load(build_layered_schedule(grammar));
     }

@@ -69,10 +69,17 @@ struct FullArraySchedule {
   /// Slots that hold values (the rest are walked inside their phase).
   std::int64_t computed_slots() const { return level_offsets.empty() ? 0 : level_offsets.back(); }
 };
+/// How the full array orders the slots of one level: by rule index (RePair's order of
+/// creation), or by first use, the order in which a reading of C row by row and then of
+/// the levels from the top first meets each rule, so that rules read one after another
+/// share cache lines and sectors.
+enum class SlotOrder { rule, first_use };
+
 /// phase_tops: the top level of each phase, strictly ascending, ending at the grammar's
 /// depth, each phase at most kMaxPhaseLevels levels; empty means one phase per level.
 FullArraySchedule build_full_array_schedule(const Grammar& g,
-                                            const std::vector<std::int32_t>& phase_tops = {});
+                                            const std::vector<std::int32_t>& phase_tops = {},
+                                            SlotOrder order = SlotOrder::rule);
 
 /// Layered schedule (the seed's): pass-through completion makes the grammar properly
 /// layered (every rule child one level below its parent), so the sweep needs only two
@@ -104,7 +111,8 @@ std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels
 /// build_full_array_schedule for a grammar already validated, with its levels
 /// (compute_levels(g)): what GrammarMatrix builds, each analysis done once.
 FullArraySchedule build_full_array_schedule(const Grammar& g, const GrammarLevels& levels,
-                                            const std::vector<std::int32_t>& phase_tops);
+                                            const std::vector<std::int32_t>& phase_tops,
+                                            SlotOrder order = SlotOrder::rule);
 }  // namespace detail
 
 /// w* and +pt of the layered schedule, counted without building it (what the cost model

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kcla/grammar_metrics.hpp>
+#include <kcla/schedule.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -16,8 +17,10 @@ namespace kcla {
 enum class SweepSchedule { automatic, full_array, layered };
 /// per_level: one launch per level (+ emit/rows); graph: the same launches captured once
 /// as a Kokkos (CUDA) graph and replayed; fused: one ticketed kernel in which each level's
-/// chunks wait for the level below.
-enum class SweepLaunch { automatic, per_level, graph, fused };
+/// chunks wait for the level below; dataflow (full array only): one ticketed kernel in
+/// which each value waits for its own children, no level waits (on a device, for values
+/// of at most 4 bytes; wider values and host execution spaces run the fused form).
+enum class SweepLaunch { automatic, per_level, graph, fused, dataflow };
 
 const char* to_string(SweepSchedule s);
 const char* to_string(SweepLaunch l);
@@ -31,6 +34,9 @@ struct SweepMachine {
   double launch_seconds = 5.5e-6;      ///< one kernel launch, stream-ordered
   double level_wait_seconds = 1.5e-6;  ///< one level hand-off inside a fused kernel
   double graph_node_seconds = 3.2e-6;  ///< one dependent kernel node of a replayed graph
+  /// Dataflow: what each level of the longest chain of dependent slots adds (a store
+  /// becoming visible to a polling reader on another multiprocessor).
+  double dataflow_hop_seconds = 1.0e-6;
   /// Full array: most levels one phase may merge (1: none; at most kMaxPhaseLevels), the
   /// smallest batch for which phases are planned at all, and what each merged level adds to
   /// its phase (one more dependent load in every walk; fit to batched products).
@@ -79,6 +85,8 @@ struct SweepTuning {
   /// batch (SweepMachine::phase_levels_for), 1: one phase per level. The cost model picks
   /// the phases within this bound.
   std::int32_t max_phase_levels = 0;
+  /// Full array: the order of a level's slots (kcla/schedule.hpp).
+  SlotOrder slot_order = SlotOrder::rule;
 };
 
 struct SweepPrediction {

@@ -44,14 +44,50 @@ std::vector<std::int32_t> rule_top_readers(const Grammar& g, const GrammarLevels
 
 }  // namespace detail
 
+namespace {
+// Rules in the order a top-down reading first meets them: C row by row, then each level
+// from the top, its rules in that order, meeting their children. A level's slots in this
+// order put the rules that a row (or a run of parents) reads one after another next to
+// each other, so the sweep's gathers share cache lines and sectors.
+std::vector<std::int64_t> first_use_order(const Grammar& g, const GrammarLevels& levels) {
+  const auto terminals = g.num_terminals();
+  const auto rules = g.num_rules();
+  std::vector<std::vector<std::int64_t>> by_level(static_cast<std::size_t>(levels.depth) + 1);
+  std::vector<char> met(static_cast<std::size_t>(rules), 0);
+  auto meet = [&](symbol_t sym) {
+    if (sym < terminals) return;
+    const auto r = sym - terminals;
+    if (met[r]) return;
+    met[r] = 1;
+    by_level[levels.rule_level[r]].push_back(r);
+  };
+  for (auto sym : g.sequence) meet(sym);
+  for (std::int32_t l = levels.depth; l >= 1; --l)
+    for (std::size_t k = 0; k < by_level[l].size(); ++k) {
+      const auto r = by_level[l][k];
+      meet(g.rule_left[r]);
+      meet(g.rule_right[r]);
+    }
+  std::vector<std::int64_t> order;
+  order.reserve(static_cast<std::size_t>(rules));
+  for (std::int32_t l = 1; l <= levels.depth; ++l)
+    order.insert(order.end(), by_level[l].begin(), by_level[l].end());
+  for (std::int64_t r = 0; r < rules; ++r)
+    if (!met[r]) order.push_back(r);  // read by nothing: any slot
+  return order;
+}
+}  // namespace
+
 FullArraySchedule build_full_array_schedule(const Grammar& g,
-                                            const std::vector<std::int32_t>& phase_tops) {
+                                            const std::vector<std::int32_t>& phase_tops,
+                                            SlotOrder order) {
   g.validate();
-  return detail::build_full_array_schedule(g, compute_levels(g), phase_tops);
+  return detail::build_full_array_schedule(g, compute_levels(g), phase_tops, order);
 }
 
 FullArraySchedule detail::build_full_array_schedule(const Grammar& g, const GrammarLevels& levels,
-                                                    const std::vector<std::int32_t>& phase_tops) {
+                                                    const std::vector<std::int32_t>& phase_tops,
+                                                    SlotOrder order) {
   const auto terminals = g.num_terminals();
   const auto rules = g.num_rules();
   FullArraySchedule s;
@@ -85,8 +121,7 @@ FullArraySchedule detail::build_full_array_schedule(const Grammar& g, const Gram
   for (std::int64_t i = 0; i < rules; ++i)
     if (top_reader[i] > 0 && phase_of[top_reader[i]] > phase_of[levels.rule_level[i]])
       materialized[i] = 1;
-  // Counting sort by (walked?, phase, level): stable, so slots within a level follow rule
-  // order and child reads stay monotone.
+  // Counting sort by (walked?, phase, level); within a level, rule order or first use.
   const std::int32_t L = levels.depth;
   auto bucket = [&](std::int64_t i) {
     return (materialized[i] ? 0 : L) + levels.rule_level[i] - 1;
@@ -99,7 +134,11 @@ FullArraySchedule detail::build_full_array_schedule(const Grammar& g, const Gram
   if (rules >= std::numeric_limits<std::int32_t>::max())
     throw InvalidArgument("full-array schedule: more than 2^31-1 rules");
   std::vector<std::int32_t> slot(static_cast<std::size_t>(rules));
-  for (std::int64_t i = 0; i < rules; ++i) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
+  if (order == SlotOrder::first_use) {
+    for (auto i : first_use_order(g, levels)) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
+  } else {
+    for (std::int64_t i = 0; i < rules; ++i) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
+  }
   auto code = [&](symbol_t c) { return c < terminals ? encode_terminal(c) : slot[c - terminals]; };
   s.left.resize(slot.size());
   s.right.resize(slot.size());

@@ -26,6 +26,8 @@ const char* to_string(SweepLaunch l) {
       return "fused";
     case SweepLaunch::graph:
       return "graph";
+    case SweepLaunch::dataflow:
+      return "dataflow";
     default:
       return "auto";
   }

@@ -7,6 +7,9 @@
 //              complete. Tickets are handed out in level order, so every ticket a team
 //              waits for is held by a team that is already running: no deadlock, and the
 //              L launch gaps become L short hand-offs.
+//   dataflow   the same tickets without level waits (full array, values of at most 4
+//              bytes, devices): slots are 64-bit words tagged with the product, and each
+//              read waits for its own slot's tag.
 // Values of B right-hand sides are stored vector-innermost: slot s, vector b at s*B + b.
 // This is the GPU form; execution spaces in host memory run grammar_sweep_host.hpp's.
 // The pieces: grammar_sweep_args.hpp (kernel arguments), grammar_sweep_kernels.hpp (the
@@ -14,6 +17,7 @@
 #pragma once
 
 #include <kcla/config.hpp>
+#include <kcla/error.hpp>
 #include <kcla/detail/grammar_sweep_args.hpp>
 #include <kcla/detail/grammar_sweep_host.hpp>
 #include <kcla/detail/grammar_sweep_kernels.hpp>
@@ -41,9 +45,17 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   using T = typename Semiring::value_type;
   // The matrix's prediction holds the launch mode its machine model prefers.
   if (launch == SweepLaunch::automatic) launch = A.prediction().launch;
+  const bool layered = A.schedule() == SweepSchedule::layered;
+  if (launch == SweepLaunch::dataflow) {
+    if (layered)
+      throw InvalidArgument(
+          "kcla::multiply: the dataflow launch needs the full-array schedule (this matrix runs "
+          "the layered one; use per_level, graph or fused)");
+    // Host threads and values wider than a tag's partner run the level-waiting form.
+    if constexpr (sweeps_on_host<ExecutionSpace> || !taggable_value<T>) launch = SweepLaunch::fused;
+  }
   prepare_plan<ExecutionSpace>(A, vectors, sizeof(T));
   auto& plan = A.plan();
-  const bool layered = A.schedule() == SweepSchedule::layered;
 
   SweepArgs<Semiring, Scalar> a;
   a.left = A.left.data();
@@ -64,6 +76,33 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   const int team_size = sweep_team_size<ExecutionSpace>();
   const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
 
+  if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
+    if (launch == SweepLaunch::dataflow) {
+      const std::int64_t words = A.level_offsets.back() * vectors;
+      if (static_cast<std::int64_t>(plan.tagged_workspace.extent(0)) < words)
+        plan.tagged_workspace =
+            Kokkos::View<std::uint64_t*, MemorySpace>("kcla::grammar::tagged_workspace", words);
+      a.tagged = plan.tagged_workspace.data();
+      a.tag = slot_tag(plan.dataflow_products++);
+      FusedSweepFunctor<Semiring, Scalar, ExecutionSpace, true> f;
+      f.a = a;
+      f.counters = plan.counters.data();
+      f.ticket_level = plan.ticket_level.data();
+      f.ticket_kind = plan.ticket_kind.data();
+      f.ticket_begin = plan.ticket_begin.data();
+      f.ticket_end = plan.ticket_end.data();
+      f.tickets_per_level = plan.tickets_per_level_device.data();
+      f.level_first = plan.level_first.data();
+      f.epoch = plan.epoch;
+      f.num_tickets = plan.num_tickets;
+      Kokkos::parallel_for("kcla::grammar_sweep_dataflow",
+                           Kokkos::TeamPolicy<ExecutionSpace>(exec, plan.num_tickets, team_size)
+                               .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                           f);
+      ++plan.epoch;
+      return;
+    }
+  }
   if (launch == SweepLaunch::fused) {
     if constexpr (sweeps_on_host<ExecutionSpace>) {
       HostFusedSweepFunctor<Semiring, SweepArgs<Semiring, Scalar>,

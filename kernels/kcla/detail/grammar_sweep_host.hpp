@@ -8,6 +8,7 @@
 // parameter Args.
 #pragma once
 
+#include <kcla/detail/grammar_sweep_args.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
 
@@ -96,7 +97,7 @@ KOKKOS_FORCEINLINE_FUNCTION void host_operand(const Args& a,
                                               std::int64_t b0, std::int64_t n) {
   using T = typename Semiring::value_type;
   if (n == 1) {  // B = 1: no loop to set up
-    const T v = a.template value<false>(code, read, b0);
+    const T v = a.template value<kReadPlain>(code, read, b0);
     t[0] = Accumulate ? Semiring::combine(t[0], v) : v;
     return;
   }
@@ -184,7 +185,7 @@ KOKKOS_FORCEINLINE_FUNCTION void host_child(const Args& a,
     return;
   }
   for (std::int64_t b = 0; b < a.vectors; ++b) {
-    const auto v = a.template child<false>(code, read, first, b);
+    const auto v = a.template child<kReadPlain>(code, read, first, b);
     t[b] = Accumulate ? Semiring::combine(t[b], v) : v;
   }
 }

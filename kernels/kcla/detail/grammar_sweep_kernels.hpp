@@ -1,5 +1,7 @@
 // The grammar sweep's GPU kernels: one functor per per-level launch (level, fill, rows)
-// and the fused ticketed kernel. Launched by grammar_sweep_launch.hpp.
+// and the ticketed kernel, in two forms: fused (each ticket waits for the whole level
+// below) and dataflow (each value waits for its own children). Launched by
+// grammar_sweep_launch.hpp and grammar_sweep.hpp.
 #pragma once
 
 #include <kcla/detail/grammar_sweep_args.hpp>
@@ -22,9 +24,9 @@ struct LevelFunctor {
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t item = i / a.vectors, b = i % a.vectors;
     if (item < count)
-      a.template node<false>(level, first, first + item, b);
+      a.template node<kReadPlain>(level, first, first + item, b);
     else
-      a.template emit<false>(level - 1, emit_first + item - count, b);
+      a.template emit<kReadPlain>(level - 1, emit_first + item - count, b);
   }
 };
 
@@ -38,7 +40,7 @@ template <class Semiring, class Scalar>
 struct RowsSerialFunctor {
   SweepArgs<Semiring, Scalar> a;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
-    a.template row_serial<false>(i / a.vectors, i % a.vectors);
+    a.template row_serial<kReadPlain>(i / a.vectors, i % a.vectors);
   }
 };
 
@@ -61,14 +63,20 @@ struct RowsChunkFunctor {
       const std::int64_t end = a.row_offsets[r + 1] < c1 ? a.row_offsets[r + 1] : c1;
       if (begin >= end) continue;
       const bool whole = a.row_offsets[r] >= c0 && a.row_offsets[r + 1] <= c1;
-      row_segment_team<false>(a, team, r, begin, end, whole, scratch);
+      row_segment_team<kReadPlain>(a, team, r, begin, end, whole, scratch);
     }
   }
 };
 
 // --- the fused kernel ------------------------------------------------------------------
 
-template <class Semiring, class Scalar, class ExecutionSpace>
+/// The ticketed kernel. Teams take tickets (chunks of one level's work, in level order)
+/// from an atomic counter. Fused: a ticket waits until every ticket of the level below is
+/// done, then reads slots coherently. Dataflow (full array, values of at most 4 bytes):
+/// no level wait; each slot read waits for that slot's tag, so a node starts as soon as
+/// its own children exist and the critical path is the grammar's longest chain of
+/// dependent slots, not L level hand-offs.
+template <class Semiring, class Scalar, class ExecutionSpace, bool Dataflow = false>
 struct FusedSweepFunctor {
   using T = typename Semiring::value_type;
   using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
@@ -104,11 +112,12 @@ struct FusedSweepFunctor {
     const bool has_item = prefetched && item < (end - begin) * B;
     typename SweepArgs<Semiring, Scalar>::NodeOperands operands{};
     if (has_item) operands = a.prefetch_node(begin + item / B, item % B);
+    constexpr int mode = Dataflow ? kReadTagged : kReadCoherent;
     // Wait for the nearest level below that has tickets: an empty level in between (no
     // row units, nothing to fill) must not break the chain of hand-offs.
     std::int32_t below = level - 1;
     while (below >= 0 && tickets_per_level[below] == 0) --below;
-    if (below >= 0) {
+    if (!Dataflow && below >= 0) {
       const std::int64_t target = (epoch + 1) * tickets_per_level[below];
       Kokkos::single(Kokkos::PerTeam(team), [&]() {
         while (load_counter(&counters[1 + below]) < target) {
@@ -120,31 +129,33 @@ struct FusedSweepFunctor {
         Kokkos::memory_fence();
       });
     }
-    team.team_barrier();
+    if (!Dataflow) team.team_barrier();
     if (prefetched) {
       if (has_item)
-        a.template finish_node<true>(level, level_first[level], begin + item / B, item % B,
+        a.template finish_node<mode>(level, level_first[level], begin + item / B, item % B,
                                      operands);
     } else if (kind == nodes) {
       const std::int64_t first = level_first[level];
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template node<true>(level, first, begin + i / B, i % B);
+        a.template node<mode>(level, first, begin + i / B, i % B);
       });
     } else if (kind == emits) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template emit<true>(level - 1, begin + i / B, i % B);
+        a.template emit<mode>(level - 1, begin + i / B, i % B);
       });
     } else if (kind == fill_y) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, end - begin),
                            [&](std::int64_t i) { a.y[begin + i] = Semiring::zero(); });
     } else if (kind == rows_serial) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template row_serial<true>(begin + i / B, i % B);
+        a.template row_serial<mode>(begin + i / B, i % B);
       });
     } else {
-      for (std::int64_t r = begin; r < end; ++r) row_team<true>(a, team, r, scratch);
+      for (std::int64_t r = begin; r < end; ++r) row_team<mode>(a, team, r, scratch);
     }
     team.team_barrier();
+    // Dataflow counts its tickets too: a later fused product on the same plan waits for
+    // per-level totals that include every earlier product.
     Kokkos::single(Kokkos::PerTeam(team), [&]() {
       Kokkos::memory_fence();
       Kokkos::atomic_fetch_add(&counters[1 + level], SweepCounter(1));

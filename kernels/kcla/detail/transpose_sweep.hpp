@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <typeindex>
 #include <typeinfo>
 
@@ -183,10 +184,10 @@ void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, Mem
                      std::int64_t vectors, SweepLaunch launch) {
   using T = typename Semiring::value_type;
   auto& t = A.transpose_views();
-  if (launch == SweepLaunch::fused)
-    throw InvalidArgument(
-        "kcla::multiply_transpose: the fused launch is not available for transposed products "
-        "(use automatic, per_level or graph)");
+  if (launch == SweepLaunch::fused || launch == SweepLaunch::dataflow)
+    throw InvalidArgument(std::string("kcla::multiply_transpose: the ") + to_string(launch) +
+                          " launch is not available for transposed products (use automatic, "
+                          "per_level or graph)");
   if (launch == SweepLaunch::automatic)
     launch = sweeps_on_host<ExecutionSpace> ? SweepLaunch::per_level : SweepLaunch::graph;
   const std::int64_t words = (t.num_nodes * vectors * static_cast<std::int64_t>(sizeof(T)) + 7) / 8;
