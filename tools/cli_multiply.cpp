@@ -184,13 +184,14 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   const auto launch_name = args.get("launch", "auto");
-  options.tuning.launch = launch_name == "fused"       ? SweepLaunch::fused
-                          : launch_name == "dataflow"  ? SweepLaunch::dataflow
-                          : launch_name == "graph"     ? SweepLaunch::graph
-                          : launch_name == "per_level" ? SweepLaunch::per_level
-                          : launch_name == "auto"
-                              ? SweepLaunch::automatic
-                              : throw UsageError("--launch: auto, per_level, graph, fused or dataflow");
+  options.tuning.launch =
+      launch_name == "fused"       ? SweepLaunch::fused
+      : launch_name == "dataflow"  ? SweepLaunch::dataflow
+      : launch_name == "graph"     ? SweepLaunch::graph
+      : launch_name == "per_level" ? SweepLaunch::per_level
+      : launch_name == "auto"
+          ? SweepLaunch::automatic
+          : throw UsageError("--launch: auto, per_level, graph, fused or dataflow");
   options.tuning.slot_order =
       args.get("slot-order", "rule") == "first_use" ? SlotOrder::first_use : SlotOrder::rule;
   options.expected_vectors = B;

@@ -170,9 +170,9 @@ TEST(FullArraySchedule, FirstUseOrdersEachLevelByItsFirstReader) {
   for (std::int64_t s = 0; s < slots; ++s) {
     ASSERT_GE(to_use[s], 0) << "slot " << s << " unread";
     seen[to_use[s]] = 1;
-    const auto level = std::upper_bound(by_rule.level_offsets.begin(),
-                                         by_rule.level_offsets.end(), s) -
-                       by_rule.level_offsets.begin();
+    const auto level =
+        std::upper_bound(by_rule.level_offsets.begin(), by_rule.level_offsets.end(), s) -
+        by_rule.level_offsets.begin();
     EXPECT_GE(to_use[s], by_rule.level_offsets[level - 1]);
     EXPECT_LT(to_use[s], by_rule.level_offsets[level]);
   }

@@ -241,8 +241,7 @@ TYPED_TEST(GrammarMultiply, LaunchFormsShareOnePlan) {
     for (std::int64_t r = 0; r < a.num_rows; ++r)
       for (std::int64_t b = 0; b < B; ++b)
         ASSERT_NEAR(yh(r, b), want[r * B + b], 1e-4 * (1 + std::abs(want[r * B + b])))
-            << "step " << step << " (" << kcla::to_string(launch) << ", B = " << B << ") row "
-            << r;
+            << "step " << step << " (" << kcla::to_string(launch) << ", B = " << B << ") row " << r;
     ++step;
   }
 }

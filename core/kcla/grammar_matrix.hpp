@@ -157,7 +157,7 @@ class GrammarMatrix {
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
         load(detail::build_full_array_schedule(grammar, levels, phases.tops,
-                                                options.tuning.slot_order));
+                                               options.tuning.slot_order));
       else
         load(build_layered_schedule(grammar));
     }

@@ -135,9 +135,11 @@ FullArraySchedule detail::build_full_array_schedule(const Grammar& g, const Gram
     throw InvalidArgument("full-array schedule: more than 2^31-1 rules");
   std::vector<std::int32_t> slot(static_cast<std::size_t>(rules));
   if (order == SlotOrder::first_use) {
-    for (auto i : first_use_order(g, levels)) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
+    for (auto i : first_use_order(g, levels))
+      slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
   } else {
-    for (std::int64_t i = 0; i < rules; ++i) slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
+    for (std::int64_t i = 0; i < rules; ++i)
+      slot[i] = static_cast<std::int32_t>(start[bucket(i)]++);
   }
   auto code = [&](symbol_t c) { return c < terminals ? encode_terminal(c) : slot[c - terminals]; };
   s.left.resize(slot.size());

@@ -17,12 +17,12 @@
 #pragma once
 
 #include <kcla/config.hpp>
-#include <kcla/error.hpp>
 #include <kcla/detail/grammar_sweep_args.hpp>
 #include <kcla/detail/grammar_sweep_host.hpp>
 #include <kcla/detail/grammar_sweep_kernels.hpp>
 #include <kcla/detail/grammar_sweep_launch.hpp>
 #include <kcla/detail/grammar_sweep_plan.hpp>
+#include <kcla/error.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
 

@@ -221,8 +221,7 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
     T partial = Semiring::zero();
     if (group < groups && b < a.vectors)
       for (auto k = begin + group; k < end; k += groups)
-        partial =
-            Semiring::combine(partial, a.template value<Mode>(a.row_symbols[k], a.slots, b));
+        partial = Semiring::combine(partial, a.template value<Mode>(a.row_symbols[k], a.slots, b));
     scratch[t] = partial;
     team.team_barrier();
     // Tree over the groups: log2(groups) steps instead of one thread walking them all.
