@@ -259,6 +259,17 @@ TYPED_TEST(GrammarMultiply, DataflowNeedsTheFullArray) {
   } catch (const kcla::InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("full-array"), std::string::npos) << e.what();
   }
+  options.tuning.launch = kcla::SweepLaunch::dataflow;
+  EXPECT_THROW((kcla::GrammarMatrix<float, memory>(kcla::test::paper_grammar(), options)),
+               kcla::InvalidArgument);
+  // Asked for dataflow with the schedule left to the model: a layered choice runs fused.
+  options.schedule = kcla::SweepSchedule::automatic;
+  options.workspace_budget_bytes = 1;  // fits neither: the smaller workspace wins
+  kcla::GrammarMatrix<float, memory> chosen(kcla::test::paper_grammar(), options);
+  if (chosen.schedule() == kcla::SweepSchedule::layered) {
+    EXPECT_EQ(chosen.prediction().launch, kcla::SweepLaunch::fused);
+  }
+  EXPECT_NO_THROW(kcla::multiply(exec(), chosen, x, y));
 }
 
 TYPED_TEST(GrammarMultiply, CostModelChoosesAndReports) {

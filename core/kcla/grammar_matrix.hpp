@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kcla/detail/transpose_views.hpp>
+#include <kcla/error.hpp>
 #include <kcla/grammar.hpp>
 #include <kcla/grammar_metrics.hpp>
 #include <kcla/level_phases.hpp>
@@ -132,6 +133,11 @@ class GrammarMatrix {
   /// Builds the schedule on the host and copies it into MemorySpace.
   explicit GrammarMatrix(const Grammar& grammar, const GrammarMatrixOptions& options = {})
       : options_(options), num_rows_(grammar.num_rows), num_cols_(grammar.num_cols) {
+    if (options.schedule == SweepSchedule::layered &&
+        options.tuning.launch == SweepLaunch::dataflow)
+      throw InvalidArgument(
+          "GrammarMatrixOptions: the dataflow launch needs the full-array schedule (the layered "
+          "one reuses its frontiers level by level)");
     grammar.validate();  // once: the analyses below take a valid grammar and its levels
     const GrammarLevels levels = compute_levels(grammar);
     metrics_ = detail::compute_metrics(grammar, levels);

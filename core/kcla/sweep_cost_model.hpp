@@ -43,6 +43,19 @@ struct SweepMachine {
   std::int32_t max_phase_levels = 1;
   std::int64_t phase_min_vectors = 1;
   double walk_level_seconds = 0.7e-6;
+  /// What one level (or phase) boundary costs under a launch form (not automatic).
+  double boundary_seconds(SweepLaunch launch) const {
+    switch (launch) {
+      case SweepLaunch::fused:
+        return level_wait_seconds;
+      case SweepLaunch::dataflow:
+        return dataflow_hop_seconds;
+      case SweepLaunch::graph:
+        return graph_node_seconds;
+      default:
+        return launch_seconds;
+    }
+  }
   /// The bound on levels per phase for products of `vectors` vectors.
   std::int32_t phase_levels_for(std::int64_t vectors) const {
     return vectors >= phase_min_vectors ? max_phase_levels : 1;

@@ -110,9 +110,7 @@ LevelPhases plan_level_phases(const Grammar& g, const GrammarLevels& levels, std
   const std::int32_t max_span = std::clamp(max_phase_levels, 1, kMaxPhaseLevels);
   auto counts = max_span == 1 ? count_single_levels(g, levels) : count_phases(g, levels, max_span);
   if (launch == SweepLaunch::automatic) launch = machine.default_launch;
-  const double boundary = launch == SweepLaunch::fused   ? machine.level_wait_seconds
-                          : launch == SweepLaunch::graph ? machine.graph_node_seconds
-                                                         : machine.launch_seconds;
+  const double boundary = machine.boundary_seconds(launch);
   const double value = static_cast<double>(vectors) * value_bytes;
   // A phase reads two child codes per walked rule, a leaf (a slot below the phase or a
   // terminal: B values plus ~4 bytes of table) per walked rule plus one per tree, and

@@ -81,6 +81,10 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
   p.launch = launch == SweepLaunch::automatic ? machine.default_launch : launch;
   p.vectors = vectors;
   const double B = static_cast<double>(vectors), vb = value_bytes;
+  const bool one_kernel = p.launch == SweepLaunch::fused || p.launch == SweepLaunch::dataflow;
+  // Dataflow (full array, values of at most 4 bytes): each slot value is a 64-bit word.
+  const bool tagged = p.launch == SweepLaunch::dataflow && schedule == SweepSchedule::full_array &&
+                      value_bytes <= 4;
   // Each node reads two child codes and two child values, and writes one value; a leaf
   // child also reads its coefficient and column.
   const double leaf_reads = 2.0 * static_cast<double>(m.nnz > 0 ? m.num_terminals : 0) * (4 + vb);
@@ -92,12 +96,16 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
     p.bytes_moved = phases->bytes_moved + rows_bytes;
     p.workspace_bytes = phases->computed_slots * vectors * value_bytes;
     p.static_bytes = m.full_array_bytes(vectors, value_bytes) - m.rules * vectors * value_bytes;
-    p.launches = p.launch == SweepLaunch::fused ? 1 : p.phases + 1;
-    const double boundary = p.launch == SweepLaunch::fused   ? machine.level_wait_seconds
-                            : p.launch == SweepLaunch::graph ? machine.graph_node_seconds
-                                                             : machine.launch_seconds;
-    p.seconds = phases->seconds + boundary + rows_bytes / machine.bandwidth_bytes_per_second +
+    p.launches = one_kernel ? 1 : p.phases + 1;
+    p.seconds = phases->seconds + machine.boundary_seconds(p.launch) +
+                rows_bytes / machine.bandwidth_bytes_per_second +
                 (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds);
+    if (tagged) {  // tagged slots: 8 bytes per value, written once and read
+      const double extra = static_cast<double>(p.workspace_bytes) * (8.0 / vb - 1);
+      p.workspace_bytes *= 8 / value_bytes;
+      p.bytes_moved += 2 * extra;
+      p.seconds += 2 * extra / machine.bandwidth_bytes_per_second;
+    }
     return p;
   }
   if (schedule == SweepSchedule::full_array) {
@@ -107,7 +115,11 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
                     static_cast<double>(m.rows) * (8 + B * vb) + leaf_reads;
     p.workspace_bytes = m.rules * vectors * value_bytes;
     p.static_bytes = m.full_array_bytes(vectors, value_bytes) - p.workspace_bytes;
-    p.launches = p.launch == SweepLaunch::fused ? 1 : m.depth + 1;
+    p.launches = one_kernel ? 1 : m.depth + 1;
+    if (tagged) {
+      p.bytes_moved += nodes * B * (8 - vb) * 3;
+      p.workspace_bytes = m.rules * vectors * 8;
+    }
   } else {
     const double nodes = static_cast<double>(m.rules + m.pass_throughs);
     // Emits are read-modify-write atomics into y.
@@ -115,12 +127,12 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
                     static_cast<double>(m.rows) * B * vb + leaf_reads;
     p.workspace_bytes = 2 * m.max_width * vectors * value_bytes;
     p.static_bytes = m.layered_bytes(vectors, value_bytes) - p.workspace_bytes;
-    p.launches = p.launch == SweepLaunch::fused ? 1 : m.depth + 2;
+    p.launches = one_kernel ? 1 : m.depth + 2;
     p.phases = m.depth;
   }
   p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second;
-  if (p.launch == SweepLaunch::fused)
-    p.seconds += machine.launch_seconds + (m.depth + 1) * machine.level_wait_seconds;
+  if (one_kernel)
+    p.seconds += machine.launch_seconds + (m.depth + 1) * machine.boundary_seconds(p.launch);
   else if (p.launch == SweepLaunch::graph)
     p.seconds +=
         machine.launch_seconds + static_cast<double>(p.launches) * machine.graph_node_seconds;
@@ -149,8 +161,12 @@ SweepPrediction choose_sweep(const GrammarMetrics& m, std::int64_t vectors, int 
                              const SweepMachine& machine, const LevelPhases* phases) {
   const auto full =
       predict_sweep(m, SweepSchedule::full_array, launch, vectors, value_bytes, machine, phases);
-  const auto layered =
-      predict_sweep(m, SweepSchedule::layered, launch, vectors, value_bytes, machine);
+  // The layered schedule has no dataflow form (its frontiers are reused level by level):
+  // it would run the fused one.
+  const SweepLaunch resolved = launch == SweepLaunch::automatic ? machine.default_launch : launch;
+  const auto layered = predict_sweep(
+      m, SweepSchedule::layered, resolved == SweepLaunch::dataflow ? SweepLaunch::fused : launch,
+      vectors, value_bytes, machine);
   const bool full_fits =
       workspace_budget_bytes <= 0 || full.workspace_bytes <= workspace_budget_bytes;
   const bool layered_fits =

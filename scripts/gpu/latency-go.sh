@@ -36,6 +36,14 @@ for p in "${panels[@]}"; do
       --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
     echo "($launch)"
   done
+  for launch in graph dataflow; do
+    timeout 60 "$here/bin/kcla" multiply "$p" --transpose --launch "$launch" \
+      --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
+    echo "(transpose, $launch)"
+  done
+  timeout 60 "$here/bin/kcla" multiply "$p" --schedule full_array --launch dataflow \
+    --slot-order first_use --repeat 50 --quiet 2>&1 | grep -E "^time" | tr '\n' ' '
+  echo "(dataflow, first-use slots)"
 done
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   echo "== per-kernel profile (per_level launches, one product after a warm-up)"

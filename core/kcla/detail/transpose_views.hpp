@@ -34,6 +34,11 @@ struct TransposeViews {
 
   // Product state: node values (num_nodes x B), chunk buffers, the captured graph.
   Kokkos::View<std::uint64_t*, MemorySpace> workspace, chunk_y, chunk_z;
+  // SweepLaunch::dataflow: node values tagged with their product (zeroed when made), the
+  // ticket dispenser, tickets handed out and products run so far (never reset).
+  Kokkos::View<std::uint64_t*, MemorySpace> tagged_workspace;
+  Kokkos::View<unsigned long long*, MemorySpace> dataflow_counter;
+  std::int64_t dataflow_tickets = 0, dataflow_products = 0;
   std::shared_ptr<void> graph;
   const void* graph_y = nullptr;
   const void* graph_z = nullptr;
@@ -77,7 +82,8 @@ struct TransposeViews {
                                      column_offsets.span() * 8);
   }
   std::int64_t plan_bytes() const {
-    return static_cast<std::int64_t>((workspace.span() + chunk_y.span() + chunk_z.span()) * 8);
+    return static_cast<std::int64_t>(
+        (workspace.span() + chunk_y.span() + chunk_z.span() + tagged_workspace.span()) * 8);
   }
 
  private:

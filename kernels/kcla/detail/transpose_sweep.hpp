@@ -1,7 +1,8 @@
 // The left product z = A^T y over a grammar matrix's transpose schedule
 // (kcla/transpose_schedule.hpp): one launch per level group, top down, then one for the
-// columns. Every value is a pull (a combine over a node's references in a fixed order):
-// no atomics, the same bits on every run, any semiring.
+// columns; or, on a device (dataflow), one ticketed kernel whose node reads wait for their
+// own node's tag. Every value is a pull (a combine over a node's references in a fixed
+// order): no atomics, the same bits on every run, any semiring.
 #pragma once
 
 #include <kcla/detail/grammar_sweep.hpp>
@@ -25,6 +26,8 @@ namespace kcla::detail {
 // boundary (a RePair grammar's top levels hold a handful of rules each).
 constexpr std::int64_t kTransposeNarrowItems = 1024;
 constexpr int kTransposeNarrowTeam = 512;
+/// Dataflow: threads per team, one item (node or column, vector) each per ticket.
+constexpr int kTransposeDataflowTeam = 256;
 
 /// Raw pointers of one left product with B vectors (y: rows x B, z: cols x B, node values:
 /// nodes x B, all vector-innermost).
@@ -95,6 +98,55 @@ struct TransposeColumnsFunctor {
       acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
     }
     a.z[j * a.vectors + b] = acc;
+  }
+};
+
+/// Dataflow form: one kernel. Teams take tickets of one item per thread from a counter,
+/// in item order: the nodes (top level first, so a node's references are earlier items),
+/// then the columns. A read of a node waits for that node's tag; nothing waits for a whole
+/// level. Values of at most 4 bytes (a tagged slot is one 64-bit word).
+template <class Semiring, class Scalar, class ExecutionSpace>
+struct TransposeDataflowFunctor {
+  using T = typename Semiring::value_type;
+  using member = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
+  TransposeArgs<Semiring, Scalar> a;
+  std::uint64_t* tagged = nullptr;
+  std::uint32_t tag = 0;
+  unsigned long long* counter = nullptr;
+  std::int64_t first_ticket = 0;  // tickets handed out by earlier products
+  std::int64_t node_items = 0, column_items = 0;
+
+  KOKKOS_FORCEINLINE_FUNCTION T source(std::int32_t c, std::int64_t b) const {
+    if (c >= 0) return wait_tagged<T>(tagged + static_cast<std::int64_t>(c) * a.vectors + b, tag);
+    return a.y[(-static_cast<std::int64_t>(c) - 1) * a.vectors + b];
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
+    std::int64_t ticket = 0;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](std::int64_t& t) {
+          t = static_cast<std::int64_t>(Kokkos::atomic_fetch_add(counter, 1ull)) - first_ticket;
+        },
+        ticket);
+    const std::int64_t i = ticket * team.team_size() + team.team_rank();
+    const std::int64_t B = a.vectors;
+    if (i < node_items) {
+      const std::int64_t n = i / B, b = i % B;
+      auto acc = Semiring::zero();
+      for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e)
+        acc = Semiring::combine(acc, source(a.in_sources[e], b));
+      *static_cast<volatile std::uint64_t*>(tagged + n * B + b) = tag_value(acc, tag);
+    } else if (i < node_items + column_items) {
+      const std::int64_t j = (i - node_items) / B, b = (i - node_items) % B;
+      auto acc = Semiring::zero();
+      for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
+        auto u = Semiring::zero();
+        for (auto e = a.terminal_offsets[k]; e < a.terminal_offsets[k + 1]; ++e)
+          u = Semiring::combine(u, source(a.terminal_sources[e], b));
+        acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
+      }
+      a.z[j * B + b] = acc;
+    }
   }
 };
 
@@ -184,12 +236,19 @@ void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, Mem
                      std::int64_t vectors, SweepLaunch launch) {
   using T = typename Semiring::value_type;
   auto& t = A.transpose_views();
-  if (launch == SweepLaunch::fused || launch == SweepLaunch::dataflow)
-    throw InvalidArgument(std::string("kcla::multiply_transpose: the ") + to_string(launch) +
-                          " launch is not available for transposed products (use automatic, "
-                          "per_level or graph)");
+  if (launch == SweepLaunch::fused)
+    throw InvalidArgument(
+        "kcla::multiply_transpose: the fused launch is not available for transposed products "
+        "(use automatic, per_level, graph or dataflow)");
   if (launch == SweepLaunch::automatic)
     launch = sweeps_on_host<ExecutionSpace> ? SweepLaunch::per_level : SweepLaunch::graph;
+  // Host threads run their per-level form; values wider than 4 bytes the graph.
+  if (launch == SweepLaunch::dataflow) {
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      launch = SweepLaunch::per_level;
+    else if constexpr (!taggable_value<T>)
+      launch = SweepLaunch::graph;
+  }
   const std::int64_t words = (t.num_nodes * vectors * static_cast<std::int64_t>(sizeof(T)) + 7) / 8;
   if (static_cast<std::int64_t>(t.workspace.extent(0)) < words) {
     t.workspace = Kokkos::View<std::uint64_t*, MemorySpace>(
@@ -208,6 +267,32 @@ void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, Mem
   a.z = z;
   a.nodes = reinterpret_cast<T*>(t.workspace.data());
   a.vectors = vectors;
+  if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
+    if (launch == SweepLaunch::dataflow) {
+      const std::int64_t node_items = t.num_nodes * vectors;
+      if (static_cast<std::int64_t>(t.tagged_workspace.extent(0)) < node_items)
+        t.tagged_workspace =
+            Kokkos::View<std::uint64_t*, MemorySpace>("kcla::transpose::tagged_nodes", node_items);
+      if (t.dataflow_counter.extent(0) == 0)
+        t.dataflow_counter =
+            Kokkos::View<unsigned long long*, MemorySpace>("kcla::transpose::tickets", 1);
+      const int team = kTransposeDataflowTeam;
+      TransposeDataflowFunctor<Semiring, Scalar, ExecutionSpace> f;
+      f.a = a;
+      f.tagged = t.tagged_workspace.data();
+      f.tag = slot_tag(t.dataflow_products++);
+      f.counter = t.dataflow_counter.data();
+      f.first_ticket = t.dataflow_tickets;
+      f.node_items = node_items;
+      f.column_items = A.num_cols() * vectors;
+      const std::int64_t tickets = (f.node_items + f.column_items + team - 1) / team;
+      t.dataflow_tickets += tickets;
+      if (tickets > 0)
+        Kokkos::parallel_for("kcla::transpose_dataflow",
+                             Kokkos::TeamPolicy<ExecutionSpace>(exec, tickets, team), f);
+      return;
+    }
+  }
   if (launch == SweepLaunch::graph) {
     const std::type_index semiring_type(typeid(Semiring));
     const std::uintptr_t stream = stream_identity(exec);
