@@ -8,7 +8,8 @@
 # as go.sh, then: bash BUNDLE/go.sh OUT
 #   TESTS=0       skip kcla_test_grammar_multiply
 #   NCU=0         skip the per-kernel profile (Nsight Compute, one per-level product of
-#                 each panel: duration, DRAM and L2 traffic of every kernel)
+#                 each of NCU_PANELS, default HLC and mouse_hs1940: duration, DRAM and L2
+#                 traffic of every kernel)
 #   BENCH=0       skip kcla_bench_baselines (B = 1: every kcla form, cuSPARSE, 2-bit)
 #   PANELS="..."  panel names (default: scrm2504 HLC EUR_subset mouse_hs1940)
 set -u
@@ -47,8 +48,8 @@ for p in "${panels[@]}"; do
 done
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   echo "== per-kernel profile (per_level launches, one product after a warm-up)"
-  for p in "${panels[@]}"; do
-    name=$(basename "$p" .h5)
+  for name in ${NCU_PANELS:-HLC mouse_hs1940}; do
+    p=$data/$name.h5
     timeout 120 ncu --clock-control none --kernel-name-base demangled \
       --kernel-name 'regex:Level|Rows|Fill' --launch-skip 0 \
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active \

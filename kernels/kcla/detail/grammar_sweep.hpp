@@ -37,6 +37,32 @@
 
 namespace kcla::detail {
 
+/// The device's ticketed kernel (fused, or dataflow with a.tagged set) over the plan's
+/// tickets; the plan's epoch counts it.
+template <bool Dataflow, class ExecutionSpace, class Plan, class Semiring, class Scalar>
+void launch_ticketed(const ExecutionSpace& exec, Plan& plan, const SweepArgs<Semiring, Scalar>& a,
+                     const char* label) {
+  FusedSweepFunctor<Semiring, Scalar, ExecutionSpace, Dataflow> f;
+  f.a = a;
+  f.counters = plan.counters.data();
+  f.ticket_level = plan.ticket_level.data();
+  f.ticket_kind = plan.ticket_kind.data();
+  f.ticket_begin = plan.ticket_begin.data();
+  f.ticket_end = plan.ticket_end.data();
+  f.tickets_per_level = plan.tickets_per_level_device.data();
+  f.level_first = plan.level_first.data();
+  f.epoch = plan.epoch;
+  f.num_tickets = plan.num_tickets;
+  const int team_size = sweep_team_size<ExecutionSpace>();
+  const std::size_t scratch =
+      sizeof(typename Semiring::value_type) * static_cast<std::size_t>(team_size);
+  Kokkos::parallel_for(label,
+                       Kokkos::TeamPolicy<ExecutionSpace>(exec, plan.num_tickets, team_size)
+                           .set_scratch_size(0, Kokkos::PerTeam(scratch)),
+                       f);
+  ++plan.epoch;
+}
+
 /// Runs one product. x: num_cols x B, y: num_rows x B, both vector-innermost.
 template <class Semiring, class ExecutionSpace, class Scalar, class MemorySpace>
 void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>& A,
@@ -73,8 +99,6 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   a.width = A.max_width;
   a.num_rows = A.num_rows();
   a.layered = layered;
-  const int team_size = sweep_team_size<ExecutionSpace>();
-  const std::size_t scratch = sizeof(T) * static_cast<std::size_t>(team_size);
 
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {
@@ -84,22 +108,7 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
             Kokkos::View<std::uint64_t*, MemorySpace>("kcla::grammar::tagged_workspace", words);
       a.tagged = plan.tagged_workspace.data();
       a.tag = slot_tag(plan.dataflow_products++);
-      FusedSweepFunctor<Semiring, Scalar, ExecutionSpace, true> f;
-      f.a = a;
-      f.counters = plan.counters.data();
-      f.ticket_level = plan.ticket_level.data();
-      f.ticket_kind = plan.ticket_kind.data();
-      f.ticket_begin = plan.ticket_begin.data();
-      f.ticket_end = plan.ticket_end.data();
-      f.tickets_per_level = plan.tickets_per_level_device.data();
-      f.level_first = plan.level_first.data();
-      f.epoch = plan.epoch;
-      f.num_tickets = plan.num_tickets;
-      Kokkos::parallel_for("kcla::grammar_sweep_dataflow",
-                           Kokkos::TeamPolicy<ExecutionSpace>(exec, plan.num_tickets, team_size)
-                               .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                           f);
-      ++plan.epoch;
+      launch_ticketed<true>(exec, plan, a, "kcla::grammar_sweep_dataflow");
       return;
     }
   }
@@ -127,22 +136,7 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
       ++plan.epoch;
       return;
     }
-    FusedSweepFunctor<Semiring, Scalar, ExecutionSpace> f;
-    f.a = a;
-    f.counters = plan.counters.data();
-    f.ticket_level = plan.ticket_level.data();
-    f.ticket_kind = plan.ticket_kind.data();
-    f.ticket_begin = plan.ticket_begin.data();
-    f.ticket_end = plan.ticket_end.data();
-    f.tickets_per_level = plan.tickets_per_level_device.data();
-    f.level_first = plan.level_first.data();
-    f.epoch = plan.epoch;
-    f.num_tickets = plan.num_tickets;
-    Kokkos::parallel_for("kcla::grammar_sweep_fused",
-                         Kokkos::TeamPolicy<ExecutionSpace>(exec, plan.num_tickets, team_size)
-                             .set_scratch_size(0, Kokkos::PerTeam(scratch)),
-                         f);
-    ++plan.epoch;
+    launch_ticketed<false>(exec, plan, a, "kcla::grammar_sweep_fused");
     return;
   }
 
