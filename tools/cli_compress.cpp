@@ -154,8 +154,8 @@ int compress_in_blocks(const Arguments& args, bool progress) {
 
 namespace {
 
-/// The cost model's GPU predictions (fp32, the graph launch): the full array with one phase
-/// per level and with the phases it plans, and the layered schedule.
+/// The cost model's GPU predictions (fp32, the launch it would choose): the full array with
+/// one phase per level and with the phases it plans, and the layered schedule.
 void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
   const auto machine = SweepMachine::for_gpu();
   const auto levels = compute_levels(g);
@@ -169,10 +169,10 @@ void print_gpu_predictions(const Grammar& g, const GrammarMetrics& m) {
     const auto layered =
         predict_sweep(m, SweepSchedule::layered, SweepLaunch::automatic, vectors, 4, machine);
     std::printf(
-        "GPU model (B=%-3lld) full array %d levels %.4f ms | %d phases %.4f ms (%.2fx the "
-        "evaluations, %.0f %% of the slots) | layered %.4f ms\n",
-        static_cast<long long>(vectors), full.phases, full.seconds * 1e3, merged.phases,
-        merged.seconds * 1e3,
+        "GPU model (B=%-3lld) full array %d levels %.4f ms (%s) | %d phases %.4f ms (%s, %.2fx "
+        "the evaluations, %.0f %% of the slots) | layered %.4f ms\n",
+        static_cast<long long>(vectors), full.phases, full.seconds * 1e3, to_string(full.launch),
+        merged.phases, merged.seconds * 1e3, to_string(merged.launch),
         static_cast<double>(phased.walked_rules) /
             static_cast<double>(std::max<std::int64_t>(1, m.rules)),
         100.0 * static_cast<double>(phased.computed_slots) /

@@ -74,7 +74,7 @@ run 0 "$kcla" generate --samples 50 --variants 300 --seed 5 --threads 1 --block-
 cmp -s gen.bed gen2.bed || fail "kcla generate depends on the thread count or block width"
 run 0 "$kcla" info gen.bed
 has out.txt "shape +50 x 300"
-has out.txt "GPU model \(B=1 *\) full array [0-9]+ levels [0-9.]+ ms \| [0-9]+ phases [0-9.]+ ms"
+has out.txt "GPU model \(B=1 *\) full array [0-9]+ levels [0-9.]+ ms \((graph|dataflow)\) \| [0-9]+ phases [0-9.]+ ms \((graph|dataflow), "
 has out.txt "GPU model \(B=64 *\)"
 has out.txt "instead: CSR SpMV [0-9.]+ ms \| dense GEMV [0-9.]+ ms \| 2-bit GEMV"
 run 0 "$kcla" multiply gen --verify --repeat 1 --quiet

@@ -1,6 +1,7 @@
 // kcla::multiply on every enabled back end (Cuda, OpenMP, Serial) against the serial
 // references, the vendor CSR product and, across semirings, exactly.
 #include <kcla/csr_spmv.hpp>
+#include <kcla/grammar_metrics.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
 #include <kcla/repair.hpp>
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <string>
@@ -294,6 +296,45 @@ TYPED_TEST(GrammarMultiply, CostModelChoosesAndReports) {
 
 // The cost model's machine follows the matrix's memory space, not the build: a host
 // matrix in a CUDA build gets host constants and the host's launch form.
+// Left to the model, a GPU's launch is the faster prediction of its default and dataflow;
+// long rows (one team per row in a dataflow kernel) and 8-byte values keep the default.
+TEST(GrammarCostModel, AutomaticLaunchTakesTheFasterPrediction) {
+  auto gen = kcla::test::rng();
+  const auto g = kcla::compress(kcla::test::random_genotypes(gen, 200, 3000, 8, 6));
+  auto m = kcla::compute_metrics(g);
+  const auto gpu = kcla::SweepMachine::for_gpu();
+  ASSERT_TRUE(gpu.dataflow_candidate);
+  ASSERT_FALSE(kcla::SweepMachine::for_host().dataflow_candidate);
+  const auto full = kcla::SweepSchedule::full_array;
+  auto check = [&](const kcla::GrammarMetrics& metrics, int value_bytes) {
+    const auto chosen =
+        kcla::predict_sweep(metrics, full, kcla::SweepLaunch::automatic, 1, value_bytes, gpu);
+    const auto graph = kcla::predict_sweep(metrics, full, gpu.default_launch, 1, value_bytes, gpu);
+    const auto dataflow =
+        kcla::predict_sweep(metrics, full, kcla::SweepLaunch::dataflow, 1, value_bytes, gpu);
+    if (value_bytes > 4) {
+      EXPECT_EQ(chosen.launch, gpu.default_launch);
+    } else {
+      EXPECT_DOUBLE_EQ(chosen.seconds, std::min(graph.seconds, dataflow.seconds));
+      EXPECT_EQ(chosen.launch, dataflow.seconds < graph.seconds ? kcla::SweepLaunch::dataflow
+                                                                : gpu.default_launch);
+    }
+    return chosen.launch;
+  };
+  EXPECT_EQ(check(m, 4), kcla::SweepLaunch::dataflow);  // 29 % of the model's levels saved
+  check(m, 8);
+  m.rows = 1;  // every symbol of C in one row: 2,500+ steps of one team
+  m.sequence = std::max<std::int64_t>(m.sequence, 1 << 20);
+  EXPECT_EQ(check(m, 4), gpu.default_launch);
+  // Not a candidate: the default.
+  auto no_dataflow = gpu;
+  no_dataflow.dataflow_candidate = false;
+  EXPECT_EQ(kcla::predict_sweep(kcla::compute_metrics(g), full, kcla::SweepLaunch::automatic, 1, 4,
+                                no_dataflow)
+                .launch,
+            gpu.default_launch);
+}
+
 TEST(GrammarCostModel, MachineFollowsTheMemorySpace) {
   using memory = Kokkos::DefaultExecutionSpace::memory_space;
   const auto g = kcla::test::paper_grammar();
@@ -301,8 +342,12 @@ TEST(GrammarCostModel, MachineFollowsTheMemorySpace) {
   EXPECT_EQ(on_host.prediction().launch, kcla::SweepMachine::for_host().default_launch);
   const bool device = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
   kcla::GrammarMatrix<float, memory> here(g);
-  EXPECT_EQ(here.prediction().launch, device ? kcla::SweepMachine::for_gpu().default_launch
-                                             : kcla::SweepMachine::for_host().default_launch);
+  if (device) {  // the GPU's default, or dataflow where the model predicts it faster
+    EXPECT_TRUE(here.prediction().launch == kcla::SweepMachine::for_gpu().default_launch ||
+                here.prediction().launch == kcla::SweepLaunch::dataflow);
+  } else {
+    EXPECT_EQ(here.prediction().launch, kcla::SweepMachine::for_host().default_launch);
+  }
   // An explicit machine wins.
   kcla::GrammarMatrixOptions options;
   auto machine = kcla::SweepMachine::for_host();

@@ -35,8 +35,14 @@ struct SweepMachine {
   double level_wait_seconds = 1.5e-6;  ///< one level hand-off inside a fused kernel
   double graph_node_seconds = 3.2e-6;  ///< one dependent kernel node of a replayed graph
   /// Dataflow: what each level of the longest chain of dependent slots adds (a store
-  /// becoming visible to a polling reader on another multiprocessor).
-  double dataflow_hop_seconds = 1.0e-6;
+  /// becoming visible to a polling reader on another multiprocessor), and what each step of
+  /// a row ticket adds (one team reduces a whole row, team-size symbols per step; rows of
+  /// 25,000 symbols serialize there). Fit to one H100 run (docs/level-phases.md, run 59).
+  double dataflow_hop_seconds = 2.0e-6;
+  double dataflow_row_step_seconds = 1.0e-6;
+  /// Whether SweepLaunch::automatic may choose the dataflow launch for a full array (when
+  /// its prediction beats default_launch's and values have at most 4 bytes).
+  bool dataflow_candidate = false;
   /// Full array: most levels one phase may merge (1: none; at most kMaxPhaseLevels), the
   /// smallest batch for which phases are planned at all, and what each merged level adds to
   /// its phase (one more dependent load in every walk; fit to batched products).

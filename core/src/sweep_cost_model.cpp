@@ -5,6 +5,9 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <optional>
+
 namespace kcla {
 
 const char* to_string(SweepSchedule s) {
@@ -51,6 +54,9 @@ SweepMachine SweepMachine::for_gpu() {
   // amortizes them.
   m.max_phase_levels = kMaxPhaseLevels;
   m.phase_min_vectors = 32;
+  // The dataflow kernel beat the graph 1.2-2.1x on three of four panels (run 59, an H100)
+  // and lost on the one with 25,000-symbol rows; the model tells them apart.
+  m.dataflow_candidate = true;
   return m;
 }
 
@@ -71,11 +77,11 @@ SweepMachine SweepMachine::for_default_execution_space() {
 #endif
 }
 
-SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
-                              std::int64_t vectors, int value_bytes, const SweepMachine& machine,
-                              const LevelPhases* phases) {
-  if (schedule == SweepSchedule::automatic)
-    throw InvalidArgument("predict_sweep: choose a concrete schedule");
+namespace {
+
+SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
+                               std::int64_t vectors, int value_bytes, const SweepMachine& machine,
+                               const LevelPhases* phases) {
   SweepPrediction p;
   p.schedule = schedule;
   p.launch = launch == SweepLaunch::automatic ? machine.default_launch : launch;
@@ -85,6 +91,12 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
   // Dataflow (full array, values of at most 4 bytes): each slot value is a 64-bit word.
   const bool tagged = p.launch == SweepLaunch::dataflow && schedule == SweepSchedule::full_array &&
                       value_bytes <= 4;
+  // Dataflow row tickets: one team of 256 threads per row, steps of 256 (symbol, vector)
+  // items through the mean row.
+  const double row_steps = tagged ? static_cast<double>(m.sequence) /
+                                        static_cast<double>(std::max<std::int64_t>(1, m.rows)) * B /
+                                        256 * machine.dataflow_row_step_seconds
+                                  : 0.0;
   // Each node reads two child codes and two child values, and writes one value; a leaf
   // child also reads its coefficient and column.
   const double leaf_reads = 2.0 * static_cast<double>(m.nnz > 0 ? m.num_terminals : 0) * (4 + vb);
@@ -99,7 +111,7 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
     p.launches = one_kernel ? 1 : p.phases + 1;
     p.seconds = phases->seconds + machine.boundary_seconds(p.launch) +
                 rows_bytes / machine.bandwidth_bytes_per_second +
-                (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds);
+                (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds) + row_steps;
     if (tagged) {  // tagged slots: 8 bytes per value, written once and read
       const double extra = static_cast<double>(p.workspace_bytes) * (8.0 / vb - 1);
       p.workspace_bytes *= 8 / value_bytes;
@@ -130,7 +142,7 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
     p.launches = one_kernel ? 1 : m.depth + 2;
     p.phases = m.depth;
   }
-  p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second;
+  p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second + row_steps;
   if (one_kernel)
     p.seconds += machine.launch_seconds + (m.depth + 1) * machine.boundary_seconds(p.launch);
   else if (p.launch == SweepLaunch::graph)
@@ -138,6 +150,31 @@ SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, S
         machine.launch_seconds + static_cast<double>(p.launches) * machine.graph_node_seconds;
   else
     p.seconds += static_cast<double>(p.launches) * machine.launch_seconds;
+  return p;
+}
+
+}  // namespace
+
+SweepPrediction predict_sweep(const GrammarMetrics& m, SweepSchedule schedule, SweepLaunch launch,
+                              std::int64_t vectors, int value_bytes, const SweepMachine& machine,
+                              const LevelPhases* phases) {
+  if (schedule == SweepSchedule::automatic)
+    throw InvalidArgument("predict_sweep: choose a concrete schedule");
+  auto p = predict_launch(m, schedule, launch, vectors, value_bytes, machine, phases);
+  if (launch == SweepLaunch::automatic && machine.dataflow_candidate &&
+      schedule == SweepSchedule::full_array && value_bytes <= 4 &&
+      p.launch != SweepLaunch::dataflow) {
+    // Phases planned for the default launch: the same phases, each boundary a hop instead.
+    std::optional<LevelPhases> hops;
+    if (phases != nullptr) {
+      hops = *phases;
+      hops->seconds += static_cast<double>(phases->tops.size()) *
+                       (machine.dataflow_hop_seconds - machine.boundary_seconds(p.launch));
+    }
+    const auto d = predict_launch(m, schedule, SweepLaunch::dataflow, vectors, value_bytes, machine,
+                                  hops ? &*hops : nullptr);
+    if (d.seconds < p.seconds) return d;
+  }
   return p;
 }
 
