@@ -32,6 +32,9 @@ for p in ${PANELS:-scrm2504 HLC EUR_subset mouse_hs1940}; do panels+=("$data/$p.
 for p in "${panels[@]}"; do
   echo "-- $(basename "$p")"
   "$here/bin/kcla" info "$p" | grep -E "grammar|levels|GPU model \(B=1"
+  timeout 60 "$here/bin/kcla" multiply "$p" --repeat 50 --verify --quiet 2>&1 |
+    grep -E "^multiply|^time|verify" | sed 's/.*schedule //' | tr '\n' ' '
+  echo "(automatic)"
   for launch in graph fused dataflow; do
     timeout 60 "$here/bin/kcla" multiply "$p" --schedule full_array --launch "$launch" \
       --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
