@@ -19,7 +19,8 @@ enum class SweepSchedule { automatic, full_array, layered };
 /// as a Kokkos (CUDA) graph and replayed; fused: one ticketed kernel in which each level's
 /// chunks wait for the level below; dataflow (full array only): one ticketed kernel in
 /// which each value waits for its own children, no level waits (on a device, for values
-/// of at most 4 bytes; wider values and host execution spaces run the fused form).
+/// of at most 4 bytes; wider values run the graph there, host execution spaces their fused
+/// form).
 enum class SweepLaunch { automatic, per_level, graph, fused, dataflow };
 
 const char* to_string(SweepSchedule s);

@@ -77,8 +77,12 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
       throw InvalidArgument(
           "kcla::multiply: the dataflow launch needs the full-array schedule (this matrix runs "
           "the layered one; use per_level, graph or fused)");
-    // Host threads and values wider than a tag's partner run the level-waiting form.
-    if constexpr (sweeps_on_host<ExecutionSpace> || !taggable_value<T>) launch = SweepLaunch::fused;
+    // Host threads run their level-waiting form; on a device, values wider than a tag's
+    // partner run the captured graph.
+    if constexpr (sweeps_on_host<ExecutionSpace>)
+      launch = SweepLaunch::fused;
+    else if constexpr (!taggable_value<T>)
+      launch = SweepLaunch::graph;
   }
   prepare_plan<ExecutionSpace>(A, vectors, sizeof(T));
   auto& plan = A.plan();
