@@ -50,6 +50,10 @@ Command multiply_command() {
               "value waits for its children; full array)")
       .choice("--slot-order", {"rule", "first_use"},
               "full array: a level's slots by rule index (default) or by first use")
+      .choice("--leaf-table", {"auto", "always", "never"},
+              "full array on a GPU: evaluate every terminal once per product into a table "
+              "read by later levels and the rows (default auto: when C holds at least twice "
+              "as many symbols as there are terminals)")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .integer("--repeat", "N",
@@ -194,6 +198,10 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
           : throw UsageError("--launch: auto, per_level, graph, fused or dataflow");
   options.tuning.slot_order =
       args.get("slot-order", "rule") == "first_use" ? SlotOrder::first_use : SlotOrder::rule;
+  const auto leaf_table = args.get("leaf-table", "auto");
+  options.tuning.leaf_table = leaf_table == "always"  ? LeafTable::always
+                              : leaf_table == "never" ? LeafTable::never
+                                                      : LeafTable::automatic;
   options.expected_vectors = B;
   if (args.has("workspace"))
     options.workspace_budget_bytes = parse_bytes(args.get("workspace"), "workspace");

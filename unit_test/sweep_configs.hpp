@@ -17,6 +17,9 @@ struct SweepConfig {
   /// allowed and every phase but the first has ceil(L / phase_levels) levels' worth of walks.
   std::int32_t phase_levels = 1;
   SlotOrder slot_order = SlotOrder::rule;
+  /// automatic: what the grammar gets; always / never run on device spaces only (host
+  /// spaces never build the terminal table, so there they would repeat another config).
+  LeafTable leaf_table = LeafTable::automatic;
 };
 
 inline constexpr SweepConfig kSweepConfigs[] = {
@@ -32,7 +35,20 @@ inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::dataflow},
     {SweepSchedule::full_array, SweepLaunch::dataflow, 3, SlotOrder::first_use},
     {SweepSchedule::full_array, SweepLaunch::graph, 1, SlotOrder::first_use},
+    {SweepSchedule::full_array, SweepLaunch::per_level, 1, SlotOrder::rule, LeafTable::always},
+    {SweepSchedule::full_array, SweepLaunch::fused, 2, SlotOrder::rule, LeafTable::always},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 3, SlotOrder::rule, LeafTable::always},
+    {SweepSchedule::full_array, SweepLaunch::graph, 1, SlotOrder::rule, LeafTable::never},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::never},
 };
+
+/// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table).
+template <class ExecutionSpace>
+bool runs_on(const SweepConfig& c) {
+  return c.leaf_table == LeafTable::automatic ||
+         !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                     typename ExecutionSpace::memory_space>::accessible;
+}
 
 /// The matrix options that run configuration c.
 inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
@@ -40,6 +56,7 @@ inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
   options.schedule = c.schedule;
   options.tuning.max_phase_levels = c.phase_levels;  // whatever the machine's default
   options.tuning.slot_order = c.slot_order;
+  options.tuning.leaf_table = c.leaf_table;
   if (c.phase_levels > 1) {
     auto machine = SweepMachine::for_host();
     machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;

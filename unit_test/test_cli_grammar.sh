@@ -44,6 +44,10 @@ done
 run 0 "$kcla" multiply m.h5 --batch 5 --workspace 8 --verify --repeat 1
 has out.txt "verify: .*OK"
 run 2 "$kcla" multiply m.h5 --workspace 12Q
+# The terminal table is a GPU form: host back ends accept the option and run as before.
+run 0 "$kcla" multiply m.h5 --leaf-table always --launch dataflow --verify --repeat 2
+has out.txt "verify: .*OK"
+run 2 "$kcla" multiply m.h5 --leaf-table sometimes
 run 0 "$kcla" multiply m.h5 --precision fp64 --schedule layered --launch per_level --verify --repeat 2
 has out.txt "schedule layered/per_level"
 # y = M x with x = 1: row sums 6 (rows 1, 4, 7), 12 (rows 2, 5, 8), 8 (rows 3, 6).

@@ -53,7 +53,9 @@ enum TicketKind : std::int32_t {
   copies_fill = 5,
   rows_by_occurrence = 6,
   copies_reduce = 7,
-  rows_by_chunk = 8
+  rows_by_chunk = 8,
+  leaves = 9,      // device, full array: terminal table entries (with level 1)
+  row_chunks = 10  // device dataflow: one chunk of C, partial rows reduced by the last
 };
 
 /// Mutable per-matrix product state: value slots and the fused kernel's counters.
@@ -83,6 +85,14 @@ struct SweepPlan {
   Kokkos::View<std::uint64_t*, MemorySpace> chunk_x, chunk_y;
   std::int64_t num_tickets = 0;
   std::int64_t epoch = 0;  // completed fused products since the counters were zeroed
+  // Device, full array: the slot where the terminal table starts (filled with level 1,
+  // read from level 2 on and by the rows), or -1 (leaves evaluated at every read).
+  std::int64_t leaf_table = -1;
+  // Device, team row phase (kernels/kcla/detail/grammar_sweep_args.hpp, row_chunk_team):
+  // two partials per chunk and vector, per-row arrivals, the rows without symbols.
+  Kokkos::View<std::uint64_t*, MemorySpace> row_partials;
+  Kokkos::View<unsigned long long*, MemorySpace> row_arrivals;
+  Kokkos::View<std::int64_t*, MemorySpace> empty_rows;
   // SweepLaunch::dataflow: value slots tagged with their product (zeroed when made) and the
   // products run on them so far (never reset: a tag is never reused while a slot may
   // still hold it).
@@ -227,6 +237,7 @@ class GrammarMatrix {
                p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 +
                p.ticket_end.span() * 8 + p.tickets_per_level_device.span() * 8 +
                p.level_first.span() * 8 + p.chunk_first_row.span() * 8 +
+               p.row_partials.span() * 8 + p.row_arrivals.span() * 8 + p.empty_rows.span() * 8 +
                p.occurrence_codes.span() * 4 + p.occurrence_rows.span() * 4 +
                p.occurrence_offsets.span() * 8 + p.occurrence_units.span() * 8 +
                p.row_copies.span() * 8 + p.chunk_x.span() * 8 + p.chunk_y.span() * 8);

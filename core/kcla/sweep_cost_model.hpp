@@ -92,6 +92,12 @@ struct SweepMachine {
   }
 };
 
+/// Full array on a device: whether a product first evaluates every terminal once into a
+/// table (with level 1) that later levels and the rows read with one load, instead of a
+/// terminal's coefficient and column and then x at every read. automatic: when C holds at
+/// least twice as many symbols as there are terminals.
+enum class LeafTable { automatic, always, never };
+
 /// Experimental tuning of the grammar sweep: knobs measured on one GPU (docs/gpu-notes.md);
 /// names and defaults may change between versions. The defaults are what kcla chooses.
 struct SweepTuning {
@@ -107,6 +113,8 @@ struct SweepTuning {
   std::int32_t max_phase_levels = 0;
   /// Full array: the order of a level's slots (kcla/schedule.hpp).
   SlotOrder slot_order = SlotOrder::rule;
+  /// Full array on a device: the terminal table (ignored on host spaces and for layered).
+  LeafTable leaf_table = LeafTable::automatic;
 };
 
 struct SweepPrediction {

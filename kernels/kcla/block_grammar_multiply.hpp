@@ -72,7 +72,7 @@ int block_stream_count(const BlockGrammarMatrix<Scalar, MemorySpace>& A, std::in
     if (budget > 0 && wanted > 1) {
       std::int64_t words = 0;
       for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
-        words = std::max(words, workspace_words(A.block(i), vectors, value_bytes));
+        words = std::max(words, workspace_words<ExecutionSpace>(A.block(i), vectors, value_bytes));
       wanted = static_cast<int>(
           std::clamp<std::int64_t>(budget / std::max<std::int64_t>(1, 8 * words), 1, wanted));
     }
@@ -114,7 +114,7 @@ void concurrent_block_sweep(const ExecutionSpace& exec,
   const std::int64_t rows = A.num_rows();
   std::int64_t words = 0, partial_rows = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    words = std::max(words, workspace_words(A.block(i), vectors, sizeof(T)));
+    words = std::max(words, workspace_words<ExecutionSpace>(A.block(i), vectors, sizeof(T)));
     partial_rows = std::max(partial_rows, A.extent(i).rows());
   }
   buffers.stream_workspace.resize(count);
@@ -198,7 +198,7 @@ void block_sweep(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Me
   // One workspace for every block: the largest any block needs.
   std::int64_t words = 0, partial_rows = 0;
   for (std::size_t i = 0; i < A.num_held_blocks(); ++i) {
-    words = std::max(words, workspace_words(A.block(i), vectors, sizeof(T)));
+    words = std::max(words, workspace_words<ExecutionSpace>(A.block(i), vectors, sizeof(T)));
     partial_rows = std::max(partial_rows, A.extent(i).rows());
   }
   if (static_cast<std::int64_t>(buffers.workspace.extent(0)) < words)

@@ -103,10 +103,18 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   a.width = A.max_width;
   a.num_rows = A.num_rows();
   a.layered = layered;
+  a.leaf_base = plan.leaf_table;
+  a.chunk_first_row = plan.chunk_first_row.data();
+  a.chunk_symbols = plan.chunk_symbols;
+  a.num_chunks = static_cast<std::int64_t>(plan.chunk_first_row.extent(0));
+  a.row_partials = reinterpret_cast<T*>(plan.row_partials.data());
+  a.row_arrivals = plan.row_arrivals.data();
+  a.empty_rows = plan.empty_rows.data();
+  a.num_empty_rows = static_cast<std::int64_t>(plan.empty_rows.extent(0));
 
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {
-      const std::int64_t words = A.level_offsets.back() * vectors;
+      const std::int64_t words = sweep_slots<ExecutionSpace>(A) * vectors;
       if (static_cast<std::int64_t>(plan.tagged_workspace.extent(0)) < words)
         plan.tagged_workspace =
             Kokkos::View<std::uint64_t*, MemorySpace>("kcla::grammar::tagged_workspace", words);

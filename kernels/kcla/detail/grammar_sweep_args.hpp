@@ -22,6 +22,9 @@ namespace kcla::detail {
 /// waits until the tag is the current product's).
 enum SlotRead : int { kReadPlain = 0, kReadCoherent = 1, kReadTagged = 2 };
 
+/// Symbols of C one thread gathers at once in the row phase (loads in flight per thread).
+constexpr int kRowGatherBatch = 8;
+
 /// Values the dataflow kernel can tag: at most 4 bytes, so value and tag fit one 64-bit
 /// word that is written and read in one access.
 template <class T>
@@ -103,20 +106,96 @@ struct SweepArgs {
   std::int64_t width = 0;  // layered frontier capacity
   std::int64_t num_rows = 0;
   bool layered = false;
+  /// Full array on a device: the slot where the terminal table starts (terminal t's values
+  /// at slot leaf_base + t, filled once per product alongside level 1), or -1: every read
+  /// of a leaf evaluates it (coefficient and column, then x: a chain of dependent loads).
+  std::int64_t leaf_base = -1;
+  // Team row phase: C in chunks of chunk_symbols symbols, one team each. A row cut by
+  // chunk boundaries leaves one partial per chunk (row_partials[chunk][0: the chunk's first
+  // row, 1: its last][vector]); the last of its chunks to finish (row_arrivals counts them
+  // over all products) combines them in chunk order: no atomics on y, no fill, the same
+  // bits on every run. Rows without symbols are written by the chunks in turn.
+  const std::int64_t* chunk_first_row = nullptr;
+  std::int64_t chunk_symbols = 0, num_chunks = 0;
+  T* row_partials = nullptr;
+  SweepCounter* row_arrivals = nullptr;
+  const std::int64_t* empty_rows = nullptr;
+  std::int64_t num_empty_rows = 0;
 
-  template <int Mode>
-  KOKKOS_FORCEINLINE_FUNCTION T value(std::int32_t code, const T* read, std::int64_t b) const {
-    if (code >= 0) {
-      const std::int64_t at = static_cast<std::int64_t>(code) * vectors + b;
-      if constexpr (Mode == kReadTagged) {
-        if constexpr (taggable_value<T>) return wait_tagged<T>(tagged + at, tag);
-      }
-      return Mode == kReadCoherent ? load_coherent(read + at) : read[at];
-    }
+  /// The slot holding code's value, or -1 (a leaf evaluated on the spot, or kNoChild).
+  KOKKOS_FORCEINLINE_FUNCTION std::int64_t slot_of(std::int32_t code) const {
+    if (code >= 0) return code;
+    if (code == kNoChild || leaf_base < 0) return -1;
+    return leaf_base - static_cast<std::int64_t>(code) - 1;
+  }
+  /// A leaf's value from the inputs (code < 0).
+  KOKKOS_FORCEINLINE_FUNCTION T evaluate_leaf(std::int32_t code, std::int64_t b) const {
     if (code == kNoChild) return Semiring::zero();
     const std::int64_t t = -static_cast<std::int64_t>(code) - 1;
     return Semiring::leaf(Semiring::coefficient(coefficients[t]),
                           x[static_cast<std::int64_t>(columns[t]) * vectors + b]);
+  }
+  /// Terminal t's entry of a table starting at slot `table` (vector b): evaluated and
+  /// stored, tagged when the kernel reads tagged slots.
+  template <int Mode>
+  KOKKOS_FORCEINLINE_FUNCTION void store_leaf(std::int64_t table, std::int64_t t,
+                                              std::int64_t b) const {
+    const T v = evaluate_leaf(static_cast<std::int32_t>(-t - 1), b);
+    const std::int64_t at = (table + t) * vectors + b;
+    if constexpr (Mode == kReadTagged) {
+      if constexpr (taggable_value<T>) {
+        *static_cast<volatile std::uint64_t*>(tagged + at) = tag_value(v, tag);
+        return;
+      }
+    }
+    slots[at] = v;
+  }
+  /// The values of N codes (vector b) with every load issued before any is used: a row's
+  /// gathers overlap instead of each waiting for the one before (HLC's row phase, Nsight
+  /// Compute, docs/gpu-notes.md run 59). `read` is the slot array (full array).
+  template <int Mode, int N>
+  KOKKOS_FORCEINLINE_FUNCTION void gather(const std::int32_t (&codes)[N], const T* read,
+                                          std::int64_t b, T (&out)[N]) const {
+    std::int64_t at[N];
+    for (int u = 0; u < N; ++u) {
+      const std::int64_t s = slot_of(codes[u]);
+      at[u] = s < 0 ? -1 : s * vectors + b;
+    }
+    if constexpr (Mode == kReadTagged && taggable_value<T>) {
+      std::uint64_t w[N];
+      for (int u = 0; u < N; ++u)
+        w[u] = at[u] < 0 ? 0 : *static_cast<const volatile std::uint64_t*>(tagged + at[u]);
+      for (int u = 0; u < N; ++u) {
+        if (at[u] < 0) {
+          out[u] = evaluate_leaf(codes[u], b);
+          continue;
+        }
+        if (static_cast<std::uint32_t>(w[u] >> 32) != tag) {
+          out[u] = wait_tagged<T>(tagged + at[u], tag);
+          continue;
+        }
+        const auto bits = static_cast<std::uint32_t>(w[u]);
+        std::memcpy(&out[u], &bits, sizeof(T));
+      }
+    } else {
+      for (int u = 0; u < N; ++u)
+        out[u] = at[u] < 0 ? evaluate_leaf(codes[u], b)
+                 : Mode == kReadCoherent ? load_coherent(read + at[u])
+                                         : read[at[u]];
+    }
+  }
+
+  /// The value of a code (vector b): a slot of `read`, a terminal table entry (in the
+  /// slot array, full array only), or a leaf evaluated on the spot.
+  template <int Mode>
+  KOKKOS_FORCEINLINE_FUNCTION T value(std::int32_t code, const T* read, std::int64_t b) const {
+    const std::int64_t s = slot_of(code);
+    if (s < 0) return evaluate_leaf(code, b);
+    const std::int64_t at = s * vectors + b;
+    if constexpr (Mode == kReadTagged) {
+      if constexpr (taggable_value<T>) return wait_tagged<T>(tagged + at, tag);
+    }
+    return Mode == kReadCoherent ? load_coherent(read + at) : read[at];
   }
   /// Child `code` of a node whose level (full array: phase) starts at slot `first`: a slot
   /// of `read`, a leaf, or, in a phase merging several levels, a rule of the same phase
@@ -145,7 +224,8 @@ struct SweepArgs {
     return slots + (level % 2) * width * vectors;
   }
   /// A node's operands as far as they can be known before the level below is complete:
-  /// child codes, and the values of leaf children (inputs only, no slot reads).
+  /// child codes, and the values of leaf children evaluated on the spot (inputs only, no
+  /// slot or terminal-table reads).
   struct NodeOperands {
     std::int32_t left_code, right_code;
     T left_value, right_value;
@@ -154,8 +234,8 @@ struct SweepArgs {
     NodeOperands o;
     o.left_code = left[n];
     o.right_code = right[n];
-    o.left_value = o.left_code < 0 ? value<false>(o.left_code, nullptr, b) : Semiring::zero();
-    o.right_value = o.right_code < 0 ? value<false>(o.right_code, nullptr, b) : Semiring::zero();
+    o.left_value = slot_of(o.left_code) < 0 ? evaluate_leaf(o.left_code, b) : Semiring::zero();
+    o.right_value = slot_of(o.right_code) < 0 ? evaluate_leaf(o.right_code, b) : Semiring::zero();
     return o;
   }
   /// Completes node n of `level` (global index, level starts at first), vector b: reads the
@@ -165,8 +245,9 @@ struct SweepArgs {
                                                std::int64_t n, std::int64_t b,
                                                const NodeOperands& o) const {
     const T* read = layered ? buffer(level - 1) : slots;
-    const T l = o.left_code >= 0 ? child<Mode>(o.left_code, read, first, b) : o.left_value;
-    const T r = o.right_code >= 0 ? child<Mode>(o.right_code, read, first, b) : o.right_value;
+    const T l = slot_of(o.left_code) >= 0 ? child<Mode>(o.left_code, read, first, b) : o.left_value;
+    const T r =
+        slot_of(o.right_code) >= 0 ? child<Mode>(o.right_code, read, first, b) : o.right_value;
     if constexpr (Mode == kReadTagged) {
       if constexpr (taggable_value<T>) {
         // One 64-bit store: value and tag become visible together.
@@ -196,20 +277,25 @@ struct SweepArgs {
   template <int Mode>
   KOKKOS_FORCEINLINE_FUNCTION void row_serial(std::int64_t r, std::int64_t b) const {
     T sum = Semiring::zero();
-    for (auto k = row_offsets[r]; k < row_offsets[r + 1]; ++k)
-      sum = Semiring::combine(sum, value<Mode>(row_symbols[k], slots, b));
+    const std::int64_t end = row_offsets[r + 1];
+    for (auto k = row_offsets[r]; k < end; k += kRowGatherBatch) {
+      std::int32_t codes[kRowGatherBatch];
+      T v[kRowGatherBatch];
+      for (int u = 0; u < kRowGatherBatch; ++u)
+        codes[u] = k + u < end ? row_symbols[k + u] : kNoChild;
+      gather<Mode>(codes, slots, b, v);
+      for (int u = 0; u < kRowGatherBatch && k + u < end; ++u) sum = Semiring::combine(sum, v[u]);
+    }
     y[r * vectors + b] = sum;
   }
 };
 
-/// Row r reduced by a whole team: threads split into groups over the row's symbols and
-/// lanes over vectors; partials meet in team scratch.
-/// Symbols [begin, end) of row r (all of it, or one chunk's part) reduced by a team; a
-/// partial row is combined atomically into y, which then must start at zero.
+/// Symbols [begin, end) of row r reduced by a team into out[0 .. vectors): threads split
+/// into groups over the symbols and lanes over vectors; partials meet in team scratch.
 template <int Mode, class Semiring, class Scalar, class Member>
 KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& a,
-                                             const Member& team, std::int64_t r, std::int64_t begin,
-                                             std::int64_t end, bool whole_row,
+                                             const Member& team, std::int64_t begin,
+                                             std::int64_t end, typename Semiring::value_type* out,
                                              typename Semiring::value_type* scratch) {
   using T = typename Semiring::value_type;
   const int team_size = team.team_size(), t = team.team_rank();
@@ -220,8 +306,16 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
     const std::int64_t b = b0 + lane;
     T partial = Semiring::zero();
     if (group < groups && b < a.vectors)
-      for (auto k = begin + group; k < end; k += groups)
-        partial = Semiring::combine(partial, a.template value<Mode>(a.row_symbols[k], a.slots, b));
+      for (auto k = begin + group; k < end; k += groups * kRowGatherBatch) {
+        std::int32_t codes[kRowGatherBatch];
+        T v[kRowGatherBatch];
+        for (int u = 0; u < kRowGatherBatch; ++u)
+          codes[u] = k + u * groups < end ? a.row_symbols[k + u * groups] : kNoChild;
+        a.template gather<Mode>(codes, a.slots, b, v);
+        // The same order of combines as one symbol at a time: the same bits.
+        for (int u = 0; u < kRowGatherBatch && k + u * groups < end; ++u)
+          partial = Semiring::combine(partial, v[u]);
+      }
     scratch[t] = partial;
     team.team_barrier();
     // Tree over the groups: log2(groups) steps instead of one thread walking them all.
@@ -232,20 +326,70 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
         scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
       team.team_barrier();
     }
-    if (group == 0 && b < a.vectors) {
-      if (whole_row)
-        a.y[r * a.vectors + b] = scratch[lane];
-      else
-        Semiring::atomic_combine(&a.y[r * a.vectors + b], scratch[lane]);
-    }
+    if (group == 0 && b < a.vectors) out[b] = scratch[lane];
     team.team_barrier();
   }
 }
 
+/// Row r reduced by a whole team (the ticketed kernels' rows of at most one ticket).
 template <int Mode, class Semiring, class Scalar, class Member>
 KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
                                      std::int64_t r, typename Semiring::value_type* scratch) {
-  row_segment_team<Mode>(a, team, r, a.row_offsets[r], a.row_offsets[r + 1], true, scratch);
+  row_segment_team<Mode>(a, team, a.row_offsets[r], a.row_offsets[r + 1], a.y + r * a.vectors,
+                         scratch);
+}
+
+/// Chunk c of C reduced by a team: whole rows into y; a row cut by the chunk's bounds into
+/// the chunk's partial, and if this chunk is the row's last to finish, its partials combined
+/// in chunk order into y.
+template <int Mode, class Semiring, class Scalar, class Member>
+KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
+                                           const Member& team, std::int64_t c,
+                                           typename Semiring::value_type* scratch) {
+  using T = typename Semiring::value_type;
+  const std::int64_t B = a.vectors, cs = a.chunk_symbols;
+  const std::int64_t total = a.row_offsets[a.num_rows];
+  const std::int64_t c0 = c * cs, c1 = c0 + cs < total ? c0 + cs : total;
+  const std::int64_t stride = a.num_chunks * team.team_size();
+  for (std::int64_t i = c * team.team_size() + team.team_rank(); i < a.num_empty_rows * B;
+       i += stride)
+    a.y[a.empty_rows[i / B] * B + i % B] = Semiring::zero();
+  const std::int64_t first_row = a.chunk_first_row[c];
+  for (std::int64_t r = first_row; r < a.num_rows && a.row_offsets[r] < c1; ++r) {
+    const std::int64_t r0 = a.row_offsets[r], r1 = a.row_offsets[r + 1];
+    const std::int64_t begin = r0 > c0 ? r0 : c0, end = r1 < c1 ? r1 : c1;
+    if (begin >= end) continue;
+    if (r0 >= c0 && r1 <= c1) {
+      row_segment_team<Mode>(a, team, begin, end, a.y + r * B, scratch);
+      continue;
+    }
+    row_segment_team<Mode>(a, team, begin, end, a.row_partials + (2 * c + (r != first_row)) * B,
+                           scratch);
+    const std::int64_t cf = r0 / cs, cl = (r1 - 1) / cs;
+    // Every thread's partial stores ordered before the chunk's arrival.
+    Kokkos::memory_fence();
+    team.team_barrier();
+    int last = 0;
+    Kokkos::single(
+        Kokkos::PerTeam(team),
+        [&](int& is_last) {
+          Kokkos::memory_fence();
+          const auto before = Kokkos::atomic_fetch_add(&a.row_arrivals[r], SweepCounter(1));
+          is_last = (before + 1) % static_cast<SweepCounter>(cl - cf + 1) == 0;
+          Kokkos::memory_fence();
+        },
+        last);
+    if (!last) continue;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, B), [&](std::int64_t b) {
+      T sum = Semiring::zero();
+      for (std::int64_t k = cf; k <= cl; ++k) {
+        const std::int64_t side = k == cf && a.chunk_first_row[k] != r ? 1 : 0;
+        sum = Semiring::combine(sum, load_coherent(a.row_partials + (2 * k + side) * B + b));
+      }
+      a.y[r * B + b] = sum;
+    });
+    team.team_barrier();
+  }
 }
 
 }  // namespace kcla::detail

@@ -21,12 +21,15 @@ struct LevelFunctor {
   std::int32_t level;
   std::int64_t first, count;            // nodes of this level
   std::int64_t emit_first, emit_count;  // layered: emits of level - 1 (fused into the round)
+  std::int64_t leaf_table = -1, leaf_count = 0;  // level 1: the terminal table to fill
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t item = i / a.vectors, b = i % a.vectors;
     if (item < count)
       a.template node<kReadPlain>(level, first, first + item, b);
-    else
+    else if (item < count + emit_count)
       a.template emit<kReadPlain>(level - 1, emit_first + item - count, b);
+    else
+      a.template store_leaf<kReadPlain>(leaf_table, item - count - emit_count, b);
   }
 };
 
@@ -44,27 +47,16 @@ struct RowsSerialFunctor {
   }
 };
 
-/// Long rows split into fixed chunks of C, one team per chunk, so a matrix with few,
-/// very long rows (HLC: 427 rows of ~25k symbols) still fills the device. y starts at zero.
+/// The row phase in chunks of C, one team per chunk (row_chunk_team), so a matrix with few,
+/// very long rows (HLC: 427 rows of ~25k symbols) still fills the device.
 template <class Semiring, class Scalar, class ExecutionSpace>
 struct RowsChunkFunctor {
   using T = typename Semiring::value_type;
   using member_type = typename Kokkos::TeamPolicy<ExecutionSpace>::member_type;
   SweepArgs<Semiring, Scalar> a;
-  const std::int64_t* chunk_first_row;
-  std::int64_t chunk_symbols, total_symbols;
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     T* scratch = static_cast<T*>(team.team_shmem().get_shmem(sizeof(T) * team.team_size()));
-    const std::int64_t c0 = team.league_rank() * chunk_symbols;
-    const std::int64_t c1 = c0 + chunk_symbols < total_symbols ? c0 + chunk_symbols : total_symbols;
-    for (std::int64_t r = chunk_first_row[team.league_rank()];
-         r < a.num_rows && a.row_offsets[r] < c1; ++r) {
-      const std::int64_t begin = a.row_offsets[r] > c0 ? a.row_offsets[r] : c0;
-      const std::int64_t end = a.row_offsets[r + 1] < c1 ? a.row_offsets[r + 1] : c1;
-      if (begin >= end) continue;
-      const bool whole = a.row_offsets[r] >= c0 && a.row_offsets[r + 1] <= c1;
-      row_segment_team<kReadPlain>(a, team, r, begin, end, whole, scratch);
-    }
+    row_chunk_team<kReadPlain>(a, team, team.league_rank(), scratch);
   }
 };
 
@@ -104,6 +96,9 @@ struct FusedSweepFunctor {
     const std::int32_t kind = ticket_kind[ticket];
     const std::int64_t begin = ticket_begin[ticket], end = ticket_end[ticket];
     const std::int64_t B = a.vectors;
+    // Level 1 runs beside the tickets that fill the terminal table: it evaluates its leaves.
+    SweepArgs<Semiring, Scalar> args = a;
+    if (level <= 1) args.leaf_base = -1;
     // A node ticket of at most one item per thread reads its inputs (child codes, leaf
     // values) while the level below is still running: after the hand-off only the
     // child slots remain to be read.
@@ -111,7 +106,7 @@ struct FusedSweepFunctor {
     const bool prefetched = kind == nodes && (end - begin) * B <= team.team_size();
     const bool has_item = prefetched && item < (end - begin) * B;
     typename SweepArgs<Semiring, Scalar>::NodeOperands operands{};
-    if (has_item) operands = a.prefetch_node(begin + item / B, item % B);
+    if (has_item) operands = args.prefetch_node(begin + item / B, item % B);
     constexpr int mode = Dataflow ? kReadTagged : kReadCoherent;
     // Wait for the nearest level below that has tickets: an empty level in between (no
     // row units, nothing to fill) must not break the chain of hand-offs.
@@ -132,26 +127,32 @@ struct FusedSweepFunctor {
     if (!Dataflow) team.team_barrier();
     if (prefetched) {
       if (has_item)
-        a.template finish_node<mode>(level, level_first[level], begin + item / B, item % B,
+        args.template finish_node<mode>(level, level_first[level], begin + item / B, item % B,
                                      operands);
     } else if (kind == nodes) {
       const std::int64_t first = level_first[level];
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template node<mode>(level, first, begin + i / B, i % B);
+        args.template node<mode>(level, first, begin + i / B, i % B);
       });
     } else if (kind == emits) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template emit<mode>(level - 1, begin + i / B, i % B);
+        args.template emit<mode>(level - 1, begin + i / B, i % B);
+      });
+    } else if (kind == leaves) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
+        args.template store_leaf<mode>(a.leaf_base, begin + i / B, i % B);
       });
     } else if (kind == fill_y) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, end - begin),
-                           [&](std::int64_t i) { a.y[begin + i] = Semiring::zero(); });
+                           [&](std::int64_t i) { args.y[begin + i] = Semiring::zero(); });
     } else if (kind == rows_serial) {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
-        a.template row_serial<mode>(begin + i / B, i % B);
+        args.template row_serial<mode>(begin + i / B, i % B);
       });
+    } else if (kind == row_chunks) {
+      for (std::int64_t c = begin; c < end; ++c) row_chunk_team<mode>(args, team, c, scratch);
     } else {
-      for (std::int64_t r = begin; r < end; ++r) row_team<mode>(a, team, r, scratch);
+      for (std::int64_t r = begin; r < end; ++r) row_team<mode>(args, team, r, scratch);
     }
     team.team_barrier();
     // Dataflow counts its tickets too: a later fused product on the same plan waits for

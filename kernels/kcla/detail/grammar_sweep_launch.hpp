@@ -86,14 +86,21 @@ void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
   const std::int64_t rows = A.num_rows(), vectors = a.vectors;
   const int team_size = sweep_team_size<ExecutionSpace>();
   if (layered) launch.range("kcla::grammar_fill", rows * vectors, FillFunctor<Semiring, Scalar>{a});
+  const auto& plan = A.plan();
   for (std::int32_t k = 1; k <= depth; ++k) {
     LevelFunctor<Semiring, Scalar> f{
         a, k, A.level_offsets[k - 1], A.level_offsets[k] - A.level_offsets[k - 1], 0, 0};
+    if (k == 1 && plan.leaf_table >= 0) {
+      // Level 1 fills the terminal table and evaluates its own leaves.
+      f.a.leaf_base = -1;
+      f.leaf_table = plan.leaf_table;
+      f.leaf_count = static_cast<std::int64_t>(A.terminal_columns.extent(0));
+    }
     if (layered) {
       f.emit_first = A.emit_offsets[k - 1];
       f.emit_count = A.emit_offsets[k] - A.emit_offsets[k - 1];
     }
-    launch.range("kcla::grammar_level", (f.count + f.emit_count) * vectors, f);
+    launch.range("kcla::grammar_level", (f.count + f.emit_count + f.leaf_count) * vectors, f);
   }
   if (layered) {
     LevelFunctor<Semiring, Scalar> f{a,
@@ -107,13 +114,9 @@ void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
              kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
     launch.range("kcla::grammar_rows", rows * vectors, RowsSerialFunctor<Semiring, Scalar>{a});
   } else {
-    const auto& plan = A.plan();
-    launch.range("kcla::grammar_fill", rows * vectors, FillFunctor<Semiring, Scalar>{a});
-    launch.team("kcla::grammar_rows", static_cast<std::int64_t>(plan.chunk_first_row.extent(0)),
-                team_size, sizeof(T) * static_cast<std::size_t>(team_size),
-                RowsChunkFunctor<Semiring, Scalar, ExecutionSpace>{
-                    a, plan.chunk_first_row.data(), plan.chunk_symbols,
-                    static_cast<std::int64_t>(A.row_symbols.extent(0))});
+    launch.team("kcla::grammar_rows", a.num_chunks, team_size,
+                sizeof(T) * static_cast<std::size_t>(team_size),
+                RowsChunkFunctor<Semiring, Scalar, ExecutionSpace>{a});
   }
 }
 

@@ -36,13 +36,42 @@ constexpr std::int64_t items_per_ticket() {
 /// Average symbols per row below which a row is reduced by one thread, not a team.
 constexpr std::int64_t kSerialRowSymbols = 48;
 
+/// Whether products on ExecutionSpace evaluate the terminals once into a table (the slots
+/// after the last level's; SweepTuning::leaf_table).
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+bool uses_leaf_table(const GrammarMatrix<Scalar, MemorySpace>& A) {
+  if constexpr (sweeps_on_host<ExecutionSpace>) {
+    return false;
+  } else {
+    const std::int64_t terminals = static_cast<std::int64_t>(A.terminal_columns.extent(0));
+    if (A.schedule() == SweepSchedule::layered || A.depth() < 1 || terminals == 0) return false;
+    switch (A.options().tuning.leaf_table) {
+      case LeafTable::always:
+        return true;
+      case LeafTable::never:
+        return false;
+      default:
+        return static_cast<std::int64_t>(A.row_symbols.extent(0)) >= 2 * terminals;
+    }
+  }
+}
+
+/// Value slots a product needs: the full array's (and its terminal table), or the layered
+/// schedule's two frontier buffers.
+template <class ExecutionSpace, class Scalar, class MemorySpace>
+std::int64_t sweep_slots(const GrammarMatrix<Scalar, MemorySpace>& A) {
+  if (A.schedule() == SweepSchedule::layered) return 2 * A.max_width;
+  return A.level_offsets.back() +
+         (uses_leaf_table<ExecutionSpace>(A)
+              ? static_cast<std::int64_t>(A.terminal_columns.extent(0))
+              : 0);
+}
+
 /// 8-byte words of value slots a product with `vectors` vectors of `value_bytes` needs.
-template <class Scalar, class MemorySpace>
+template <class ExecutionSpace, class Scalar, class MemorySpace>
 std::int64_t workspace_words(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                              std::int64_t value_bytes) {
-  const bool layered = A.schedule() == SweepSchedule::layered;
-  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
-  return (slots * vectors * value_bytes + 7) / 8;
+  return (sweep_slots<ExecutionSpace>(A) * vectors * value_bytes + 7) / 8;
 }
 
 /// (Re)builds the fused kernel's ticket table and workspace for `vectors` vectors.
@@ -53,7 +82,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     prepare_host_plan<ExecutionSpace>(A, vectors, value_bytes);
   auto& plan = A.plan();
   const bool layered = A.schedule() == SweepSchedule::layered;
-  const std::int64_t words = workspace_words(A, vectors, value_bytes);
+  const std::int64_t words = workspace_words<ExecutionSpace>(A, vectors, value_bytes);
   if (plan.vectors == vectors && static_cast<std::int64_t>(plan.workspace.extent(0)) >= words &&
       plan.num_tickets > 0)
     return;
@@ -93,6 +122,9 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   if (layered) add(0, fill_y, 0, rows * vectors, items_per_ticket<ExecutionSpace>());
   if constexpr (sweeps_on_host<ExecutionSpace>)
     if (!layered) add_host_row_tickets<ExecutionSpace>(A, vectors, true, add);
+  plan.leaf_table = uses_leaf_table<ExecutionSpace>(A) ? A.level_offsets.back() : -1;
+  if (plan.leaf_table >= 0)
+    add(1, leaves, 0, static_cast<std::int64_t>(A.terminal_columns.extent(0)), per_ticket);
   for (std::int32_t k = 1; k <= depth; ++k) {
     add(k, nodes, A.level_offsets[k - 1], A.level_offsets[k], per_ticket);
     if (layered) add(k, emits, A.emit_offsets[k - 1], A.emit_offsets[k], per_ticket);
@@ -106,18 +138,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     if (symbols <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1))
       add(depth + 1, rows_serial, 0, rows, per_ticket);
     else
-      add(depth + 1, rows_team, 0, rows, 1);
-  }
-  plan.num_tickets = static_cast<std::int64_t>(level.size());
-  std::vector<std::int64_t> chunk_first_row;
-  if (!layered) {
-    const auto& offsets = A.row_offsets_host;
-    const std::int64_t symbols = offsets.empty() ? 0 : offsets.back();
-    for (std::int64_t c0 = 0; c0 < symbols; c0 += plan.chunk_symbols)
-      chunk_first_row.push_back(
-          static_cast<std::int64_t>(std::upper_bound(offsets.begin(), offsets.end(), c0) -
-                                    offsets.begin()) -
-          1);
+      add(depth + 1, row_chunks, 0, (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols, 1);
   }
   auto upload = [](auto& view, const auto& host, const char* label) {
     using V = std::decay_t<decltype(view)>;
@@ -126,6 +147,28 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
         view, Kokkos::View<const typename V::value_type*, Kokkos::HostSpace,
                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>(host.data(), host.size()));
   };
+  plan.num_tickets = static_cast<std::int64_t>(level.size());
+  std::vector<std::int64_t> chunk_first_row, empty_rows;
+  if (!layered) {
+    const auto& offsets = A.row_offsets_host;
+    const std::int64_t symbols = offsets.empty() ? 0 : offsets.back();
+    for (std::int64_t c0 = 0; c0 < symbols; c0 += plan.chunk_symbols)
+      chunk_first_row.push_back(
+          static_cast<std::int64_t>(std::upper_bound(offsets.begin(), offsets.end(), c0) -
+                                    offsets.begin()) -
+          1);
+    for (std::int64_t r = 0; r + 1 < static_cast<std::int64_t>(offsets.size()); ++r)
+      if (offsets[r] == offsets[r + 1]) empty_rows.push_back(r);
+  }
+  if constexpr (!sweeps_on_host<ExecutionSpace>) {
+    const std::int64_t chunks = static_cast<std::int64_t>(chunk_first_row.size());
+    plan.row_partials = Kokkos::View<std::uint64_t*, MemorySpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::row_partials"),
+        (2 * chunks * vectors * value_bytes + 7) / 8);
+    plan.row_arrivals = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::row_arrivals",
+                                                                 layered ? 0 : rows);
+  }
+  upload(plan.empty_rows, empty_rows, "kcla::grammar::empty_rows");
   upload(plan.ticket_level, level, "kcla::grammar::ticket_level");
   upload(plan.ticket_kind, kind, "kcla::grammar::ticket_kind");
   upload(plan.ticket_begin, begin, "kcla::grammar::ticket_begin");

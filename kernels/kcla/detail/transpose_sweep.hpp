@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <typeindex>
@@ -116,9 +117,35 @@ struct TransposeDataflowFunctor {
   std::int64_t first_ticket = 0;  // tickets handed out by earlier products
   std::int64_t node_items = 0, column_items = 0;
 
-  KOKKOS_FORCEINLINE_FUNCTION T source(std::int32_t c, std::int64_t b) const {
-    if (c >= 0) return wait_tagged<T>(tagged + static_cast<std::int64_t>(c) * a.vectors + b, tag);
-    return a.y[(-static_cast<std::int64_t>(c) - 1) * a.vectors + b];
+  /// The combine of references [e0, e1) of `sources` (vector b), in order. Loads are issued
+  /// kRowGatherBatch at a time before any tag is checked: a long reference list (a node or
+  /// terminal used by hundreds of rows) then costs a few round trips, not one per reference.
+  KOKKOS_FORCEINLINE_FUNCTION T combine_sources(const std::int32_t* sources, std::int64_t e0,
+                                                std::int64_t e1, std::int64_t b) const {
+    constexpr int N = kRowGatherBatch;
+    T acc = Semiring::zero();
+    for (std::int64_t e = e0; e < e1; e += N) {
+      std::int32_t c[N];
+      std::uint64_t w[N];
+      for (int u = 0; u < N; ++u) c[u] = e + u < e1 ? sources[e + u] : -1;
+      for (int u = 0; u < N; ++u)
+        w[u] = c[u] >= 0 ? *static_cast<const volatile std::uint64_t*>(
+                               tagged + static_cast<std::int64_t>(c[u]) * a.vectors + b)
+                         : 0;
+      for (int u = 0; u < N && e + u < e1; ++u) {
+        T v;
+        if (c[u] < 0) {
+          v = a.y[(-static_cast<std::int64_t>(c[u]) - 1) * a.vectors + b];
+        } else if (static_cast<std::uint32_t>(w[u] >> 32) != tag) {
+          v = wait_tagged<T>(tagged + static_cast<std::int64_t>(c[u]) * a.vectors + b, tag);
+        } else {
+          const auto bits = static_cast<std::uint32_t>(w[u]);
+          std::memcpy(&v, &bits, sizeof(T));
+        }
+        acc = Semiring::combine(acc, v);
+      }
+    }
+    return acc;
   }
   KOKKOS_INLINE_FUNCTION void operator()(const member& team) const {
     std::int64_t ticket = 0;
@@ -132,17 +159,14 @@ struct TransposeDataflowFunctor {
     const std::int64_t B = a.vectors;
     if (i < node_items) {
       const std::int64_t n = i / B, b = i % B;
-      auto acc = Semiring::zero();
-      for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e)
-        acc = Semiring::combine(acc, source(a.in_sources[e], b));
+      const T acc = combine_sources(a.in_sources, a.in_offsets[n], a.in_offsets[n + 1], b);
       *static_cast<volatile std::uint64_t*>(tagged + n * B + b) = tag_value(acc, tag);
     } else if (i < node_items + column_items) {
       const std::int64_t j = (i - node_items) / B, b = (i - node_items) % B;
       auto acc = Semiring::zero();
       for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
-        auto u = Semiring::zero();
-        for (auto e = a.terminal_offsets[k]; e < a.terminal_offsets[k + 1]; ++e)
-          u = Semiring::combine(u, source(a.terminal_sources[e], b));
+        const T u =
+            combine_sources(a.terminal_sources, a.terminal_offsets[k], a.terminal_offsets[k + 1], b);
         acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
       }
       a.z[j * B + b] = acc;
