@@ -93,6 +93,7 @@ struct SweepPlan {
   Kokkos::View<std::uint64_t*, MemorySpace> row_partials;
   Kokkos::View<unsigned long long*, MemorySpace> row_arrivals;
   Kokkos::View<std::int64_t*, MemorySpace> empty_rows;
+  std::int64_t row_group = 1;  // threads per whole row of a chunk
   // SweepLaunch::dataflow: value slots tagged with their product (zeroed when made) and the
   // products run on them so far (never reset: a tag is never reused while a slot may
   // still hold it).

@@ -12,6 +12,8 @@
 #                 traffic of every kernel)
 #   BENCH=0       skip kcla_bench_baselines (B = 1: every kcla form, cuSPARSE, 2-bit)
 #   PANELS="..."  panel names (default: scrm2504 HLC EUR_subset mouse_hs1940)
+# Each panel: the automatic choice; graph, fused and dataflow; graph and dataflow without
+# the terminal table; the left product's graph and dataflow forms.
 set -u
 . "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
@@ -41,20 +43,22 @@ for p in "${panels[@]}"; do
     echo "($launch)"
   done
   for launch in graph dataflow; do
+    timeout 60 "$here/bin/kcla" multiply "$p" --schedule full_array --launch "$launch" \
+      --leaf-table never --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
+    echo "($launch, no terminal table)"
+  done
+  for launch in graph dataflow; do
     timeout 60 "$here/bin/kcla" multiply "$p" --transpose --launch "$launch" \
       --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
     echo "(transpose, $launch)"
   done
-  timeout 60 "$here/bin/kcla" multiply "$p" --schedule full_array --launch dataflow \
-    --slot-order first_use --repeat 50 --quiet 2>&1 | grep -E "^time" | tr '\n' ' '
-  echo "(dataflow, first-use slots)"
 done
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   echo "== per-kernel profile (per_level launches, one product after a warm-up)"
   for name in ${NCU_PANELS:-HLC mouse_hs1940}; do
     p=$data/$name.h5
     timeout 120 ncu --clock-control none --kernel-name-base demangled \
-      --kernel-name 'regex:Level|Rows|Fill' --launch-skip 0 \
+      --kernel-name 'regex:Level|Rows|Fill|Chunk' --launch-skip 0 \
       --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
       --print-units base --csv "$here/bin/kcla" multiply "$p" --schedule full_array --launch per_level --repeat 1 \
       --quiet > "$out/ncu_$name.csv" 2> "$out/ncu_$name.err"
@@ -73,7 +77,7 @@ ks = ks[len(ks) // 2:]  # the timed product (the first half is the warm-up)
 tot = sum(k["gpu__time_duration.sum"] for k in ks)
 print(f"  {len(ks)} kernels, {tot / 1e3:.1f} us in kernels")
 for i, k in enumerate(ks):
-    n = "Level" if "Level" in k["kernel"] else "Rows" if "Rows" in k["kernel"] else "Fill"
+    n = "Level" if "Level" in k["kernel"] else "Rows" if ("Rows" in k["kernel"] or "Chunk" in k["kernel"]) else "Fill"
     print(f"  {i:2d} {n:5s} {k['gpu__time_duration.sum'] / 1e3:8.2f} us  dram r {k['dram__bytes_read.sum'] / 1e6:7.2f} MB"
           f" w {k['dram__bytes_write.sum'] / 1e6:6.2f} MB  L2 sectors r {k['lts__t_sectors_srcunit_tex_op_read.sum'] / 1e6:6.2f} M"
           f" w {k['lts__t_sectors_srcunit_tex_op_write.sum'] / 1e6:5.2f} M  warps {k['sm__warps_active.avg.pct_of_peak_sustained_active']:5.1f} %")

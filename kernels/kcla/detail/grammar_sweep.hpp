@@ -111,6 +111,7 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   a.row_arrivals = plan.row_arrivals.data();
   a.empty_rows = plan.empty_rows.data();
   a.num_empty_rows = static_cast<std::int64_t>(plan.empty_rows.extent(0));
+  a.row_group = plan.row_group;
 
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {

@@ -121,6 +121,7 @@ struct SweepArgs {
   SweepCounter* row_arrivals = nullptr;
   const std::int64_t* empty_rows = nullptr;
   std::int64_t num_empty_rows = 0;
+  std::int64_t row_group = 1;  // threads per whole row (a power of two dividing the team)
 
   /// The slot holding code's value, or -1 (a leaf evaluated on the spot, or kNoChild).
   KOKKOS_FORCEINLINE_FUNCTION std::int64_t slot_of(std::int32_t code) const {
@@ -339,9 +340,58 @@ KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const
                          scratch);
 }
 
-/// Chunk c of C reduced by a team: whole rows into y; a row cut by the chunk's bounds into
-/// the chunk's partial, and if this chunk is the row's last to finish, its partials combined
-/// in chunk order into y.
+/// Whole rows [first, end) reduced by sub-teams of `group` threads (a power of two that
+/// divides the team), one row per sub-team per round: rows much shorter than the team then
+/// do not leave most of it idle. Within a sub-team, lanes over vectors and groups of
+/// threads over the row's symbols, as in row_segment_team; every sub-team passes the same
+/// barriers.
+template <int Mode, class Semiring, class Scalar, class Member>
+KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a,
+                                            const Member& team, std::int64_t first,
+                                            std::int64_t end, std::int64_t group,
+                                            typename Semiring::value_type* scratch) {
+  using T = typename Semiring::value_type;
+  const std::int64_t t = team.team_rank();
+  const std::int64_t subteams = team.team_size() / group, sub = t / group, g = t % group;
+  const std::int64_t lanes = a.vectors < group ? a.vectors : group;
+  const std::int64_t groups = group / lanes;
+  const std::int64_t lane = g % lanes, part = g / lanes;
+  for (std::int64_t base = first; base < end; base += subteams) {
+    const std::int64_t r = base + sub;
+    const bool has_row = r < end && sub < subteams;
+    for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
+      const std::int64_t b = b0 + lane;
+      T partial = Semiring::zero();
+      if (has_row && part < groups && b < a.vectors) {
+        const std::int64_t row_end = a.row_offsets[r + 1];
+        for (auto k = a.row_offsets[r] + part; k < row_end; k += groups * kRowGatherBatch) {
+          std::int32_t codes[kRowGatherBatch];
+          T v[kRowGatherBatch];
+          for (int u = 0; u < kRowGatherBatch; ++u)
+            codes[u] = k + u * groups < row_end ? a.row_symbols[k + u * groups] : kNoChild;
+          a.template gather<Mode>(codes, a.slots, b, v);
+          for (int u = 0; u < kRowGatherBatch && k + u * groups < row_end; ++u)
+            partial = Semiring::combine(partial, v[u]);
+        }
+      }
+      scratch[t] = partial;
+      team.team_barrier();
+      std::int64_t span = 1;
+      while (span < groups) span *= 2;
+      for (std::int64_t half = span / 2; half >= 1; half /= 2) {
+        if (part < half && part + half < groups)
+          scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
+        team.team_barrier();
+      }
+      if (has_row && part == 0 && b < a.vectors) a.y[r * a.vectors + b] = scratch[t];
+      team.team_barrier();
+    }
+  }
+}
+
+/// Chunk c of C reduced by a team: its whole rows into y (whole_rows_team), and each row
+/// cut by the chunk's bounds (at most two) into the chunk's partial; the last of a cut
+/// row's chunks to finish combines its partials in chunk order into y.
 template <int Mode, class Semiring, class Scalar, class Member>
 KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
                                            const Member& team, std::int64_t c,
@@ -354,17 +404,23 @@ KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
   for (std::int64_t i = c * team.team_size() + team.team_rank(); i < a.num_empty_rows * B;
        i += stride)
     a.y[a.empty_rows[i / B] * B + i % B] = Semiring::zero();
-  const std::int64_t first_row = a.chunk_first_row[c];
-  for (std::int64_t r = first_row; r < a.num_rows && a.row_offsets[r] < c1; ++r) {
+  // The chunk's rows lie in [lo, hi]: lo holds symbol c0, hi the next chunk's first symbol
+  // (or is the last row); rows strictly between them are whole.
+  const std::int64_t lo = a.chunk_first_row[c];
+  const std::int64_t hi = c + 1 < a.num_chunks ? a.chunk_first_row[c + 1] : a.num_rows - 1;
+  const bool lo_cut = a.row_offsets[lo] < c0 || a.row_offsets[lo + 1] > c1;
+  const bool hi_in = hi > lo && a.row_offsets[hi] < c1;
+  const bool hi_cut = hi_in && a.row_offsets[hi + 1] > c1;
+  const std::int64_t whole_first = lo_cut ? lo + 1 : lo;
+  const std::int64_t whole_end = hi > lo ? (hi_in && !hi_cut ? hi + 1 : hi) : (lo_cut ? lo : lo + 1);
+  if (whole_first < whole_end)
+    whole_rows_team<Mode>(a, team, whole_first, whole_end, a.row_group, scratch);
+  for (int side = 0; side < 2; ++side) {
+    if (side == 0 ? !lo_cut : !hi_cut) continue;
+    const std::int64_t r = side == 0 ? lo : hi;
     const std::int64_t r0 = a.row_offsets[r], r1 = a.row_offsets[r + 1];
-    const std::int64_t begin = r0 > c0 ? r0 : c0, end = r1 < c1 ? r1 : c1;
-    if (begin >= end) continue;
-    if (r0 >= c0 && r1 <= c1) {
-      row_segment_team<Mode>(a, team, begin, end, a.y + r * B, scratch);
-      continue;
-    }
-    row_segment_team<Mode>(a, team, begin, end, a.row_partials + (2 * c + (r != first_row)) * B,
-                           scratch);
+    row_segment_team<Mode>(a, team, r0 > c0 ? r0 : c0, r1 < c1 ? r1 : c1,
+                           a.row_partials + (2 * c + side) * B, scratch);
     const std::int64_t cf = r0 / cs, cl = (r1 - 1) / cs;
     // Every thread's partial stores ordered before the chunk's arrival.
     Kokkos::memory_fence();
@@ -380,11 +436,13 @@ KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
         },
         last);
     if (!last) continue;
+    // Chunk k's partial of row r: side 0 where r is k's first row (every chunk after the
+    // row's first), side 1 where r starts inside k after another row.
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, B), [&](std::int64_t b) {
       T sum = Semiring::zero();
       for (std::int64_t k = cf; k <= cl; ++k) {
-        const std::int64_t side = k == cf && a.chunk_first_row[k] != r ? 1 : 0;
-        sum = Semiring::combine(sum, load_coherent(a.row_partials + (2 * k + side) * B + b));
+        const std::int64_t at = 2 * k + (a.chunk_first_row[k] != r ? 1 : 0);
+        sum = Semiring::combine(sum, load_coherent(a.row_partials + at * B + b));
       }
       a.y[r * B + b] = sum;
     });

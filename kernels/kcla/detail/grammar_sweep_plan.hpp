@@ -161,6 +161,14 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       if (offsets[r] == offsets[r + 1]) empty_rows.push_back(r);
   }
   if constexpr (!sweeps_on_host<ExecutionSpace>) {
+    // Threads per whole row: about kRowGatherBatch (symbol, vector) items each, at least a
+    // warp, at most the team.
+    const std::int64_t team = sweep_team_size<ExecutionSpace>();
+    const std::int64_t row_items =
+        rows > 0 ? static_cast<std::int64_t>(A.row_symbols.extent(0)) / rows * vectors : 0;
+    plan.row_group = std::min<std::int64_t>(32, team);
+    while (plan.row_group < team && plan.row_group * kRowGatherBatch < row_items)
+      plan.row_group *= 2;
     const std::int64_t chunks = static_cast<std::int64_t>(chunk_first_row.size());
     plan.row_partials = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::row_partials"),
