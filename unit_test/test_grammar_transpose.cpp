@@ -193,6 +193,32 @@ TEST(GrammarTranspose, SameBitsOnEveryRun) {
   EXPECT_EQ(std::memcmp(h1.data(), h3.data(), sizeof(float) * a.num_cols), 0);
 }
 
+TEST(GrammarTranspose, AutomaticLaunchIsTheMachines) {
+  // The automatic left product takes the machine's transpose_launch (on a device; host
+  // spaces run per level), and gives the same bits either way.
+  auto gen = kcla::test::rng();
+  const auto a = kcla::test::random_genotypes(gen, 120, 900, 6, 5);
+  const auto g = kcla::compress(a);
+  auto options = with_products(kcla::GrammarProducts::transpose);
+  auto machine = kcla::SweepMachine::for_memory_space<memory>();
+  const kcla::GrammarMatrix<float, memory> plain(g, options);
+  EXPECT_EQ(plain.transpose_launch(), machine.transpose_launch);
+  machine.transpose_launch = kcla::SweepLaunch::dataflow;
+  options.tuning.machine = machine;
+  kcla::GrammarMatrix<float, memory> A(g, options);
+  EXPECT_EQ(A.transpose_launch(), kcla::SweepLaunch::dataflow);
+  const auto yh = kcla::test::random_vector(gen, a.num_rows);
+  Kokkos::View<float*, memory> y("y", a.num_rows), z1("z1", a.num_cols), z2("z2", a.num_cols);
+  auto ym = Kokkos::create_mirror_view(y);
+  for (std::int64_t r = 0; r < a.num_rows; ++r) ym(r) = static_cast<float>(yh[r]);
+  Kokkos::deep_copy(y, ym);
+  kcla::multiply_transpose(exec(), A, y, z1);
+  kcla::multiply_transpose(exec(), A, y, z2, kcla::SweepLaunch::per_level);
+  auto h1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z1);
+  auto h2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), z2);
+  EXPECT_EQ(std::memcmp(h1.data(), h2.data(), sizeof(float) * a.num_cols), 0);
+}
+
 // squared_coefficients: the same schedule with squared values, both directions, every
 // launch form; using it leaves the original's products (and launch cache) as they were.
 TEST(GrammarTranspose, SquaredCoefficientsShareTheSchedule) {

@@ -165,6 +165,7 @@ class GrammarMatrix {
           options.tuning.max_phase_levels > 0 ? options.tuning.max_phase_levels
                                               : machine.phase_levels_for(options.expected_vectors));
     const LevelPhases* planned = may_run_full_array ? &phases : nullptr;
+    transpose_launch_ = machine.transpose_launch;
     prediction_ =
         options.schedule == SweepSchedule::automatic
             ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
@@ -214,6 +215,8 @@ class GrammarMatrix {
   /// Whether the matrix was built for y = A x / z = A^T y (GrammarMatrixOptions::products).
   bool has_right_product() const { return options_.products != GrammarProducts::transpose; }
   bool has_transpose_product() const { return transpose_ != nullptr; }
+  /// The launch form an automatic left product takes on a device (the machine's).
+  SweepLaunch transpose_launch() const { return transpose_launch_; }
 
   /// Device bytes of the schedule arrays and terminal table (no workspace).
   std::int64_t static_bytes() const {
@@ -315,6 +318,7 @@ class GrammarMatrix {
     r.options_.products = GrammarProducts::right;
     r.metrics_ = metrics_;
     r.prediction_ = prediction_;
+    r.transpose_launch_ = transpose_launch_;
     r.num_rows_ = num_rows_;
     r.num_cols_ = num_cols_;
     r.depth_ = depth_;
@@ -383,6 +387,7 @@ class GrammarMatrix {
   GrammarMatrixOptions options_;
   GrammarMetrics metrics_;
   SweepPrediction prediction_;
+  SweepLaunch transpose_launch_ = SweepLaunch::graph;
   std::int64_t num_rows_ = 0, num_cols_ = 0;
   std::int32_t depth_ = 0;
   mutable std::shared_ptr<detail::SweepPlan<MemorySpace>> plan_;

@@ -74,6 +74,9 @@ struct SweepMachine {
   double csr_bytes_per_second = 3.3e12;
   double dense_bytes_per_second = 3.8e12;
   double packed_bytes_per_second = 1.5e12;
+  /// What SweepLaunch::automatic becomes for the left product (kcla::multiply_transpose)
+  /// on a device: graph or dataflow (values of at most 4 bytes; wider ones run the graph).
+  SweepLaunch transpose_launch = SweepLaunch::graph;
   /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.

@@ -265,7 +265,7 @@ void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, Mem
         "kcla::multiply_transpose: the fused launch is not available for transposed products "
         "(use automatic, per_level, graph or dataflow)");
   if (launch == SweepLaunch::automatic)
-    launch = sweeps_on_host<ExecutionSpace> ? SweepLaunch::per_level : SweepLaunch::graph;
+    launch = sweeps_on_host<ExecutionSpace> ? SweepLaunch::per_level : A.transpose_launch();
   // Host threads run their per-level form; values wider than 4 bytes the graph.
   if (launch == SweepLaunch::dataflow) {
     if constexpr (sweeps_on_host<ExecutionSpace>)
