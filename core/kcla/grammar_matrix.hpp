@@ -240,11 +240,11 @@ class GrammarMatrix {
                p.workspace.span() * 8 + p.tagged_workspace.span() * 8 + p.counters.span() * 8 +
                p.ticket_level.span() * 4 + p.ticket_kind.span() * 4 + p.ticket_begin.span() * 8 +
                p.ticket_end.span() * 8 + p.tickets_per_level_device.span() * 8 +
-               p.level_first.span() * 8 + p.chunk_first_row.span() * 8 +
-               p.row_partials.span() * 8 + p.row_arrivals.span() * 8 + p.empty_rows.span() * 8 +
-               p.occurrence_codes.span() * 4 + p.occurrence_rows.span() * 4 +
-               p.occurrence_offsets.span() * 8 + p.occurrence_units.span() * 8 +
-               p.row_copies.span() * 8 + p.chunk_x.span() * 8 + p.chunk_y.span() * 8);
+               p.level_first.span() * 8 + p.chunk_first_row.span() * 8 + p.row_partials.span() * 8 +
+               p.row_arrivals.span() * 8 + p.empty_rows.span() * 8 + p.occurrence_codes.span() * 4 +
+               p.occurrence_rows.span() * 4 + p.occurrence_offsets.span() * 8 +
+               p.occurrence_units.span() * 8 + p.row_copies.span() * 8 + p.chunk_x.span() * 8 +
+               p.chunk_y.span() * 8);
   }
   std::int64_t device_bytes() const { return static_bytes() + plan_bytes(); }
 

@@ -180,7 +180,7 @@ struct SweepArgs {
       }
     } else {
       for (int u = 0; u < N; ++u)
-        out[u] = at[u] < 0 ? evaluate_leaf(codes[u], b)
+        out[u] = at[u] < 0               ? evaluate_leaf(codes[u], b)
                  : Mode == kReadCoherent ? load_coherent(read + at[u])
                                          : read[at[u]];
     }
@@ -393,9 +393,8 @@ KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a
 /// cut by the chunk's bounds (at most two) into the chunk's partial; the last of a cut
 /// row's chunks to finish combines its partials in chunk order into y.
 template <int Mode, class Semiring, class Scalar, class Member>
-KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
-                                           const Member& team, std::int64_t c,
-                                           typename Semiring::value_type* scratch) {
+KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
+                                           std::int64_t c, typename Semiring::value_type* scratch) {
   using T = typename Semiring::value_type;
   const std::int64_t B = a.vectors, cs = a.chunk_symbols;
   const std::int64_t total = a.row_offsets[a.num_rows];
@@ -412,7 +411,8 @@ KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
   const bool hi_in = hi > lo && a.row_offsets[hi] < c1;
   const bool hi_cut = hi_in && a.row_offsets[hi + 1] > c1;
   const std::int64_t whole_first = lo_cut ? lo + 1 : lo;
-  const std::int64_t whole_end = hi > lo ? (hi_in && !hi_cut ? hi + 1 : hi) : (lo_cut ? lo : lo + 1);
+  const std::int64_t whole_end =
+      hi > lo ? (hi_in && !hi_cut ? hi + 1 : hi) : (lo_cut ? lo : lo + 1);
   if (whole_first < whole_end)
     whole_rows_team<Mode>(a, team, whole_first, whole_end, a.row_group, scratch);
   for (int side = 0; side < 2; ++side) {

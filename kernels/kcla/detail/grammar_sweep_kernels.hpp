@@ -128,7 +128,7 @@ struct FusedSweepFunctor {
     if (prefetched) {
       if (has_item)
         args.template finish_node<mode>(level, level_first[level], begin + item / B, item % B,
-                                     operands);
+                                        operands);
     } else if (kind == nodes) {
       const std::int64_t first = level_first[level];
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {

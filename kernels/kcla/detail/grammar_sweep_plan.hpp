@@ -61,10 +61,9 @@ bool uses_leaf_table(const GrammarMatrix<Scalar, MemorySpace>& A) {
 template <class ExecutionSpace, class Scalar, class MemorySpace>
 std::int64_t sweep_slots(const GrammarMatrix<Scalar, MemorySpace>& A) {
   if (A.schedule() == SweepSchedule::layered) return 2 * A.max_width;
-  return A.level_offsets.back() +
-         (uses_leaf_table<ExecutionSpace>(A)
-              ? static_cast<std::int64_t>(A.terminal_columns.extent(0))
-              : 0);
+  return A.level_offsets.back() + (uses_leaf_table<ExecutionSpace>(A)
+                                       ? static_cast<std::int64_t>(A.terminal_columns.extent(0))
+                                       : 0);
 }
 
 /// 8-byte words of value slots a product with `vectors` vectors of `value_bytes` needs.
@@ -173,8 +172,8 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     plan.row_partials = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::row_partials"),
         (2 * chunks * vectors * value_bytes + 7) / 8);
-    plan.row_arrivals = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::row_arrivals",
-                                                                 layered ? 0 : rows);
+    plan.row_arrivals =
+        Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::row_arrivals", layered ? 0 : rows);
   }
   upload(plan.empty_rows, empty_rows, "kcla::grammar::empty_rows");
   upload(plan.ticket_level, level, "kcla::grammar::ticket_level");

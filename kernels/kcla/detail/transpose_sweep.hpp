@@ -165,8 +165,8 @@ struct TransposeDataflowFunctor {
       const std::int64_t j = (i - node_items) / B, b = (i - node_items) % B;
       auto acc = Semiring::zero();
       for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
-        const T u =
-            combine_sources(a.terminal_sources, a.terminal_offsets[k], a.terminal_offsets[k + 1], b);
+        const T u = combine_sources(a.terminal_sources, a.terminal_offsets[k],
+                                    a.terminal_offsets[k + 1], b);
         acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
       }
       a.z[j * B + b] = acc;
