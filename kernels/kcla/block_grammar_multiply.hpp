@@ -348,7 +348,8 @@ void multiply(const ExecutionSpace& exec, const BlockGrammarMatrix<Scalar, Memor
   // The smallest chunk any block's budget allows.
   std::int64_t chunk = vectors;
   for (std::size_t i = 0; i < A.num_held_blocks(); ++i)
-    chunk = std::min(chunk, detail::vectors_per_chunk(A.block(i), vectors, sizeof(value_type)));
+    chunk = std::min(
+        chunk, detail::vectors_per_chunk<ExecutionSpace>(A.block(i), vectors, sizeof(value_type)));
   // Decided once for every chunk: a narrower last chunk keeps the instances (and the
   // graphs captured on them).
   const int streams =

@@ -49,7 +49,8 @@ void multiply(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpac
         "kcla::multiply: the matrix was built for transposed products only; build it with "
         "GrammarMatrixOptions::products = GrammarProducts::right or ::both");
   if (vectors == 0) return;
-  const std::int64_t chunk = detail::vectors_per_chunk(A, vectors, sizeof(value_type));
+  const std::int64_t chunk =
+      detail::vectors_per_chunk<ExecutionSpace>(A, vectors, sizeof(value_type));
   if (chunk >= vectors) {
     detail::sweep<semiring>(exec, A, x.data(), y.data(), vectors, launch);
     return;

@@ -358,7 +358,8 @@ KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a
   const std::int64_t lane = g % lanes, part = g / lanes;
   for (std::int64_t base = first; base < end; base += subteams) {
     const std::int64_t r = base + sub;
-    const bool has_row = r < end && sub < subteams;
+    // Rows without symbols are written by the chunks in turn (row_chunk_team), once.
+    const bool has_row = r < end && sub < subteams && a.row_offsets[r] < a.row_offsets[r + 1];
     for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
       const std::int64_t b = b0 + lane;
       T partial = Semiring::zero();

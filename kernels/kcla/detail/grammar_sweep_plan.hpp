@@ -168,12 +168,17 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     plan.row_group = std::min<std::int64_t>(32, team);
     while (plan.row_group < team && plan.row_group * kRowGatherBatch < row_items)
       plan.row_group *= 2;
-    const std::int64_t chunks = static_cast<std::int64_t>(chunk_first_row.size());
+    // Partials and arrivals only where the row phase runs in chunks (not one thread a row).
+    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
+    const bool row_chunks_used =
+        !layered && symbols > kSerialRowSymbols * std::max<std::int64_t>(rows, 1);
+    const std::int64_t chunks =
+        row_chunks_used ? static_cast<std::int64_t>(chunk_first_row.size()) : 0;
     plan.row_partials = Kokkos::View<std::uint64_t*, MemorySpace>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, "kcla::grammar::row_partials"),
         (2 * chunks * vectors * value_bytes + 7) / 8);
-    plan.row_arrivals =
-        Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::row_arrivals", layered ? 0 : rows);
+    plan.row_arrivals = Kokkos::View<SweepCounter*, MemorySpace>("kcla::grammar::row_arrivals",
+                                                                 row_chunks_used ? rows : 0);
   }
   upload(plan.empty_rows, empty_rows, "kcla::grammar::empty_rows");
   upload(plan.ticket_level, level, "kcla::grammar::ticket_level");

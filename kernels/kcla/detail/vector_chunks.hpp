@@ -4,6 +4,7 @@
 // GrammarMatrixOptions::workspace_budget_bytes whatever B a caller passes.
 #pragma once
 
+#include <kcla/detail/grammar_sweep_plan.hpp>
 #include <kcla/grammar_matrix.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -16,14 +17,14 @@ namespace kcla::detail {
 
 /// Vectors one sweep of `A` may take under its workspace budget (at least 1; `vectors`
 /// when there is no budget or all fit).
-template <class Scalar, class MemorySpace>
+template <class ExecutionSpace, class Scalar, class MemorySpace>
 std::int64_t vectors_per_chunk(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vectors,
                                std::int64_t value_bytes) {
   const std::int64_t budget = A.options().workspace_budget_bytes;
   if (budget <= 0) return vectors;
-  const bool layered = A.schedule() == SweepSchedule::layered;
-  const std::int64_t slots = layered ? 2 * A.max_width : A.level_offsets.back();
-  const std::int64_t per_vector = std::max<std::int64_t>(1, slots * value_bytes);
+  // The slots a product on ExecutionSpace takes, its terminal table included.
+  const std::int64_t per_vector =
+      std::max<std::int64_t>(1, sweep_slots<ExecutionSpace>(A) * value_bytes);
   return std::max<std::int64_t>(1, std::min(vectors, budget / per_vector));
 }
 
