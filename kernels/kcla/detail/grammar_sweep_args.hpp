@@ -291,6 +291,43 @@ struct SweepArgs {
   }
 };
 
+/// The combine of C's symbols first, first + step, ... (below end) for vector b, gathered
+/// kRowGatherBatch at a time in the order one symbol at a time would combine them.
+template <int Mode, class Semiring, class Scalar>
+KOKKOS_FORCEINLINE_FUNCTION typename Semiring::value_type strided_symbols(
+    const SweepArgs<Semiring, Scalar>& a, std::int64_t first, std::int64_t end, std::int64_t step,
+    std::int64_t b) {
+  using T = typename Semiring::value_type;
+  T partial = Semiring::zero();
+  for (auto k = first; k < end; k += step * kRowGatherBatch) {
+    std::int32_t codes[kRowGatherBatch];
+    T v[kRowGatherBatch];
+    for (int u = 0; u < kRowGatherBatch; ++u)
+      codes[u] = k + u * step < end ? a.row_symbols[k + u * step] : kNoChild;
+    a.template gather<Mode>(codes, a.slots, b, v);
+    for (int u = 0; u < kRowGatherBatch && k + u * step < end; ++u)
+      partial = Semiring::combine(partial, v[u]);
+  }
+  return partial;
+}
+
+/// Thread t holds the partial of group `part` (of `groups`) for its lane in scratch[t];
+/// afterwards group 0's threads hold the combine of their lane's groups. A tree: log2
+/// steps instead of one thread walking them all. Every thread of the team calls it.
+template <class Semiring, class Member, class T>
+KOKKOS_INLINE_FUNCTION void reduce_groups(const Member& team, T* scratch, std::int64_t t,
+                                          std::int64_t part, std::int64_t groups,
+                                          std::int64_t lanes) {
+  team.team_barrier();
+  std::int64_t span = 1;
+  while (span < groups) span *= 2;
+  for (std::int64_t half = span / 2; half >= 1; half /= 2) {
+    if (part < half && part + half < groups)
+      scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
+    team.team_barrier();
+  }
+}
+
 /// Symbols [begin, end) of row r reduced by a team into out[0 .. vectors): threads split
 /// into groups over the symbols and lanes over vectors; partials meet in team scratch.
 template <int Mode, class Semiring, class Scalar, class Member>
@@ -298,35 +335,16 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
                                              const Member& team, std::int64_t begin,
                                              std::int64_t end, typename Semiring::value_type* out,
                                              typename Semiring::value_type* scratch) {
-  using T = typename Semiring::value_type;
   const int team_size = team.team_size(), t = team.team_rank();
   const std::int64_t lanes = a.vectors < team_size ? a.vectors : team_size;
   const std::int64_t groups = team_size / lanes;
   const std::int64_t lane = t % lanes, group = t / lanes;
   for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
     const std::int64_t b = b0 + lane;
-    T partial = Semiring::zero();
-    if (group < groups && b < a.vectors)
-      for (auto k = begin + group; k < end; k += groups * kRowGatherBatch) {
-        std::int32_t codes[kRowGatherBatch];
-        T v[kRowGatherBatch];
-        for (int u = 0; u < kRowGatherBatch; ++u)
-          codes[u] = k + u * groups < end ? a.row_symbols[k + u * groups] : kNoChild;
-        a.template gather<Mode>(codes, a.slots, b, v);
-        // The same order of combines as one symbol at a time: the same bits.
-        for (int u = 0; u < kRowGatherBatch && k + u * groups < end; ++u)
-          partial = Semiring::combine(partial, v[u]);
-      }
-    scratch[t] = partial;
-    team.team_barrier();
-    // Tree over the groups: log2(groups) steps instead of one thread walking them all.
-    std::int64_t span = 1;
-    while (span < groups) span *= 2;
-    for (std::int64_t half = span / 2; half >= 1; half /= 2) {
-      if (group < half && group + half < groups)
-        scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
-      team.team_barrier();
-    }
+    scratch[t] = group < groups && b < a.vectors
+                     ? strided_symbols<Mode>(a, begin + group, end, groups, b)
+                     : Semiring::zero();
+    reduce_groups<Semiring>(team, scratch, t, group, groups, lanes);
     if (group == 0 && b < a.vectors) out[b] = scratch[lane];
     team.team_barrier();
   }
@@ -350,7 +368,6 @@ KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a
                                             const Member& team, std::int64_t first,
                                             std::int64_t end, std::int64_t group,
                                             typename Semiring::value_type* scratch) {
-  using T = typename Semiring::value_type;
   const std::int64_t t = team.team_rank();
   const std::int64_t subteams = team.team_size() / group, sub = t / group, g = t % group;
   const std::int64_t lanes = a.vectors < group ? a.vectors : group;
@@ -362,28 +379,11 @@ KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a
     const bool has_row = r < end && sub < subteams && a.row_offsets[r] < a.row_offsets[r + 1];
     for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
       const std::int64_t b = b0 + lane;
-      T partial = Semiring::zero();
-      if (has_row && part < groups && b < a.vectors) {
-        const std::int64_t row_end = a.row_offsets[r + 1];
-        for (auto k = a.row_offsets[r] + part; k < row_end; k += groups * kRowGatherBatch) {
-          std::int32_t codes[kRowGatherBatch];
-          T v[kRowGatherBatch];
-          for (int u = 0; u < kRowGatherBatch; ++u)
-            codes[u] = k + u * groups < row_end ? a.row_symbols[k + u * groups] : kNoChild;
-          a.template gather<Mode>(codes, a.slots, b, v);
-          for (int u = 0; u < kRowGatherBatch && k + u * groups < row_end; ++u)
-            partial = Semiring::combine(partial, v[u]);
-        }
-      }
-      scratch[t] = partial;
-      team.team_barrier();
-      std::int64_t span = 1;
-      while (span < groups) span *= 2;
-      for (std::int64_t half = span / 2; half >= 1; half /= 2) {
-        if (part < half && part + half < groups)
-          scratch[t] = Semiring::combine(scratch[t], scratch[t + half * lanes]);
-        team.team_barrier();
-      }
+      scratch[t] =
+          has_row && part < groups && b < a.vectors
+              ? strided_symbols<Mode>(a, a.row_offsets[r] + part, a.row_offsets[r + 1], groups, b)
+              : Semiring::zero();
+      reduce_groups<Semiring>(team, scratch, t, part, groups, lanes);
       if (has_row && part == 0 && b < a.vectors) a.y[r * a.vectors + b] = scratch[t];
       team.team_barrier();
     }
