@@ -42,20 +42,19 @@ struct GrammarMatrixOptions {
 
 namespace detail {
 
-/// What a ticket of the fused kernel does (SweepPlan::ticket_kind). The last four are the
-/// row phase of the host form (kernels/kcla/detail/grammar_sweep_host.hpp).
+/// What a ticket of the fused kernel does (SweepPlan::ticket_kind). Kinds 5-8 are the row
+/// phase of the host form (kernels/kcla/detail/grammar_sweep_host.hpp).
 enum TicketKind : std::int32_t {
   fill_y = 0,
   nodes = 1,
   emits = 2,
-  rows_team = 3,
   rows_serial = 4,
   copies_fill = 5,
   rows_by_occurrence = 6,
   copies_reduce = 7,
   rows_by_chunk = 8,
   leaves = 9,      // device, full array: terminal table entries (with level 1)
-  row_chunks = 10  // device dataflow: one chunk of C, partial rows reduced by the last
+  row_chunks = 10  // device: one chunk of C (row_chunk_team)
 };
 
 /// Mutable per-matrix product state: value slots and the fused kernel's counters.

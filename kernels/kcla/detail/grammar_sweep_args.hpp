@@ -350,14 +350,6 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
   }
 }
 
-/// Row r reduced by a whole team (the ticketed kernels' rows of at most one ticket).
-template <int Mode, class Semiring, class Scalar, class Member>
-KOKKOS_INLINE_FUNCTION void row_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
-                                     std::int64_t r, typename Semiring::value_type* scratch) {
-  row_segment_team<Mode>(a, team, a.row_offsets[r], a.row_offsets[r + 1], a.y + r * a.vectors,
-                         scratch);
-}
-
 /// Whole rows [first, end) reduced by sub-teams of `group` threads (a power of two that
 /// divides the team), one row per sub-team per round: rows much shorter than the team then
 /// do not leave most of it idle. Within a sub-team, lanes over vectors and groups of

@@ -149,10 +149,8 @@ struct FusedSweepFunctor {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
         args.template row_serial<mode>(begin + i / B, i % B);
       });
-    } else if (kind == row_chunks) {
+    } else {  // row_chunks
       for (std::int64_t c = begin; c < end; ++c) row_chunk_team<mode>(args, team, c, scratch);
-    } else {
-      for (std::int64_t r = begin; r < end; ++r) row_team<mode>(args, team, r, scratch);
     }
     team.team_barrier();
     // Dataflow counts its tickets too: a later fused product on the same plan waits for
