@@ -115,11 +115,8 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
 
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {
-      const std::int64_t words = sweep_slots<ExecutionSpace>(A) * vectors;
-      if (static_cast<std::int64_t>(plan.tagged_workspace.extent(0)) < words)
-        plan.tagged_workspace =
-            Kokkos::View<std::uint64_t*, MemorySpace>("kcla::grammar::tagged_workspace", words);
-      a.tagged = plan.tagged_workspace.data();
+      a.tagged = tagged_workspace(plan.tagged_workspace, sweep_slots<ExecutionSpace>(A) * vectors,
+                                  "kcla::grammar::tagged_workspace");
       a.tag = slot_tag(plan.dataflow_products++);
       launch_ticketed<true>(exec, plan, a, "kcla::grammar_sweep_dataflow");
       return;

@@ -35,6 +35,16 @@ KOKKOS_INLINE_FUNCTION std::uint32_t slot_tag(std::int64_t epoch) {
   return static_cast<std::uint32_t>(static_cast<std::uint64_t>(epoch) % 0xFFFFFFFFull) + 1;
 }
 
+/// A dataflow product's tagged words: `workspace` grown to at least `words` and kept
+/// between products (a new product's tag matches none of the old words).
+template <class MemorySpace>
+std::uint64_t* tagged_workspace(Kokkos::View<std::uint64_t*, MemorySpace>& workspace,
+                                std::int64_t words, const char* label) {
+  if (static_cast<std::int64_t>(workspace.extent(0)) < words)
+    workspace = Kokkos::View<std::uint64_t*, MemorySpace>(label, words);
+  return workspace.data();
+}
+
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION std::uint64_t tag_value(T v, std::uint32_t tag) {
   std::uint32_t bits = 0;

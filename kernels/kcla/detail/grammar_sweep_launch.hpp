@@ -110,13 +110,12 @@ void launch_levels(const GrammarMatrix<Scalar, MemorySpace>& A,
                                      A.emit_offsets[depth],
                                      A.emit_offsets[depth + 1] - A.emit_offsets[depth]};
     launch.range("kcla::grammar_emit", f.emit_count * vectors, f);
-  } else if (static_cast<std::int64_t>(A.row_symbols.extent(0)) <=
-             kSerialRowSymbols * std::max<std::int64_t>(rows, 1)) {
-    launch.range("kcla::grammar_rows", rows * vectors, RowsSerialFunctor<Semiring, Scalar>{a});
-  } else {
+  } else if (uses_row_chunks(A)) {
     launch.team("kcla::grammar_rows", a.num_chunks, team_size,
                 sizeof(T) * static_cast<std::size_t>(team_size),
                 RowsChunkFunctor<Semiring, Scalar, ExecutionSpace>{a});
+  } else {
+    launch.range("kcla::grammar_rows", rows * vectors, RowsSerialFunctor<Semiring, Scalar>{a});
   }
 }
 

@@ -36,6 +36,15 @@ constexpr std::int64_t items_per_ticket() {
 /// Average symbols per row below which a row is reduced by one thread, not a team.
 constexpr std::int64_t kSerialRowSymbols = 48;
 
+/// Whether a device product's row phase (full array) reduces C in chunks of symbols, one
+/// team each, rather than one row per thread: rows averaging more than kSerialRowSymbols.
+template <class Scalar, class MemorySpace>
+bool uses_row_chunks(const GrammarMatrix<Scalar, MemorySpace>& A) {
+  return A.schedule() != SweepSchedule::layered &&
+         static_cast<std::int64_t>(A.row_symbols.extent(0)) >
+             kSerialRowSymbols * std::max<std::int64_t>(A.num_rows(), 1);
+}
+
 /// Whether products on ExecutionSpace evaluate the terminals once into a table (the slots
 /// after the last level's; SweepTuning::leaf_table).
 template <class ExecutionSpace, class Scalar, class MemorySpace>
@@ -134,10 +143,10 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     add_host_row_tickets<ExecutionSpace>(A, vectors, false, add);
   } else {
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
-    if (symbols <= kSerialRowSymbols * std::max<std::int64_t>(rows, 1))
-      add(depth + 1, rows_serial, 0, rows, per_ticket);
-    else
+    if (uses_row_chunks(A))
       add(depth + 1, row_chunks, 0, (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols, 1);
+    else
+      add(depth + 1, rows_serial, 0, rows, per_ticket);
   }
   auto upload = [](auto& view, const auto& host, const char* label) {
     using V = std::decay_t<decltype(view)>;
@@ -169,9 +178,7 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     while (plan.row_group < team && plan.row_group * kRowGatherBatch < row_items)
       plan.row_group *= 2;
     // Partials and arrivals only where the row phase runs in chunks (not one thread a row).
-    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
-    const bool row_chunks_used =
-        !layered && symbols > kSerialRowSymbols * std::max<std::int64_t>(rows, 1);
+    const bool row_chunks_used = uses_row_chunks(A);
     const std::int64_t chunks =
         row_chunks_used ? static_cast<std::int64_t>(chunk_first_row.size()) : 0;
     plan.row_partials = Kokkos::View<std::uint64_t*, MemorySpace>(

@@ -51,6 +51,26 @@ struct TransposeArgs {
     return c >= 0 ? nodes[static_cast<std::int64_t>(c) * vectors + b]
                   : y[(-static_cast<std::int64_t>(c) - 1) * vectors + b];
   }
+  /// The combine of references [e0, e1) of `sources` (vector b), in order, node values
+  /// read plainly (they were written by an earlier kernel or before a barrier).
+  KOKKOS_INLINE_FUNCTION T combine_sources(const std::int32_t* sources, std::int64_t e0,
+                                           std::int64_t e1, std::int64_t b) const {
+    auto acc = Semiring::zero();
+    for (auto e = e0; e < e1; ++e) acc = Semiring::combine(acc, source(sources[e], b));
+    return acc;
+  }
+  /// Value b of column j: its terminals' coefficients applied to their references'
+  /// combines, each read through `reader.combine_sources` (plain or tagged).
+  template <class Reader>
+  KOKKOS_INLINE_FUNCTION T column(const Reader& reader, std::int64_t j, std::int64_t b) const {
+    auto acc = Semiring::zero();
+    for (auto k = column_offsets[j]; k < column_offsets[j + 1]; ++k) {
+      const T u =
+          reader.combine_sources(terminal_sources, terminal_offsets[k], terminal_offsets[k + 1], b);
+      acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(coefficients[k]), u));
+    }
+    return acc;
+  }
 };
 
 /// Device form: one thread per (node, vector), vectors fastest (coalesced node values).
@@ -60,10 +80,8 @@ struct TransposeNodesFunctor {
   std::int64_t first = 0;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t n = first + i / a.vectors, b = i % a.vectors;
-    auto acc = Semiring::zero();
-    for (auto e = a.in_offsets[n]; e < a.in_offsets[n + 1]; ++e)
-      acc = Semiring::combine(acc, a.source(a.in_sources[e], b));
-    a.nodes[n * a.vectors + b] = acc;
+    a.nodes[n * a.vectors + b] =
+        a.combine_sources(a.in_sources, a.in_offsets[n], a.in_offsets[n + 1], b);
   }
 };
 
@@ -91,14 +109,7 @@ struct TransposeColumnsFunctor {
   TransposeArgs<Semiring, Scalar> a;
   KOKKOS_INLINE_FUNCTION void operator()(std::int64_t i) const {
     const std::int64_t j = i / a.vectors, b = i % a.vectors;
-    auto acc = Semiring::zero();
-    for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
-      auto u = Semiring::zero();
-      for (auto e = a.terminal_offsets[k]; e < a.terminal_offsets[k + 1]; ++e)
-        u = Semiring::combine(u, a.source(a.terminal_sources[e], b));
-      acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
-    }
-    a.z[j * a.vectors + b] = acc;
+    a.z[j * a.vectors + b] = a.column(a, j, b);
   }
 };
 
@@ -163,13 +174,7 @@ struct TransposeDataflowFunctor {
       *static_cast<volatile std::uint64_t*>(tagged + n * B + b) = tag_value(acc, tag);
     } else if (i < node_items + column_items) {
       const std::int64_t j = (i - node_items) / B, b = (i - node_items) % B;
-      auto acc = Semiring::zero();
-      for (auto k = a.column_offsets[j]; k < a.column_offsets[j + 1]; ++k) {
-        const T u = combine_sources(a.terminal_sources, a.terminal_offsets[k],
-                                    a.terminal_offsets[k + 1], b);
-        acc = Semiring::combine(acc, Semiring::leaf(Semiring::coefficient(a.coefficients[k]), u));
-      }
-      a.z[j * B + b] = acc;
+      a.z[j * B + b] = a.column(*this, j, b);
     }
   }
 };
@@ -294,16 +299,13 @@ void transpose_sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, Mem
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {
       const std::int64_t node_items = t.num_nodes * vectors;
-      if (static_cast<std::int64_t>(t.tagged_workspace.extent(0)) < node_items)
-        t.tagged_workspace =
-            Kokkos::View<std::uint64_t*, MemorySpace>("kcla::transpose::tagged_nodes", node_items);
       if (t.dataflow_counter.extent(0) == 0)
         t.dataflow_counter =
             Kokkos::View<unsigned long long*, MemorySpace>("kcla::transpose::tickets", 1);
       const int team = kTransposeDataflowTeam;
       TransposeDataflowFunctor<Semiring, Scalar, ExecutionSpace> f;
       f.a = a;
-      f.tagged = t.tagged_workspace.data();
+      f.tagged = tagged_workspace(t.tagged_workspace, node_items, "kcla::transpose::tagged_nodes");
       f.tag = slot_tag(t.dataflow_products++);
       f.counter = t.dataflow_counter.data();
       f.first_ticket = t.dataflow_tickets;
