@@ -13,7 +13,8 @@
 #   BENCH=0       skip kcla_bench_baselines (B = 1: every kcla form, cuSPARSE, 2-bit)
 #   PANELS="..."  panel names (default: scrm2504 HLC EUR_subset mouse_hs1940)
 # Each panel: the automatic choice; graph, fused and dataflow; graph and dataflow without
-# the terminal table; the left product's graph and dataflow forms.
+# the terminal table; the left product's graph and dataflow forms and its automatic form
+# next to cuSPARSE's best transposed product (--compare).
 set -u
 . "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
@@ -52,6 +53,9 @@ for p in "${panels[@]}"; do
       --repeat 50 --verify --quiet 2>&1 | grep -E "^time|verify" | tr '\n' ' '
     echo "(transpose, $launch)"
   done
+  timeout 120 "$here/bin/kcla" multiply "$p" --transpose --compare --repeat 50 2>&1 |
+    grep -E "^time|best baseline" | tr '\n' ' '
+  echo "(transpose, automatic, cuSPARSE's best transposed)"
 done
 if [ "${NCU:-1}" = 1 ] && command -v ncu > /dev/null; then
   echo "== per-kernel profile (per_level launches, one product after a warm-up)"

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace kcla::detail {
@@ -41,7 +42,7 @@ template <class MemorySpace>
 std::uint64_t* tagged_workspace(Kokkos::View<std::uint64_t*, MemorySpace>& workspace,
                                 std::int64_t words, const char* label) {
   if (static_cast<std::int64_t>(workspace.extent(0)) < words)
-    workspace = Kokkos::View<std::uint64_t*, MemorySpace>(label, words);
+    workspace = Kokkos::View<std::uint64_t*, MemorySpace>(std::string(label), words);
   return workspace.data();
 }
 
