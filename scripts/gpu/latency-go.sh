@@ -6,7 +6,8 @@
 #           --data scrm2504.h5 --data EUR_subset.h5 --data mouse_hs1940.h5
 #           --data HLC.bed.xz --data HLC.bim.xz --data HLC.fam
 # as go.sh, then: bash BUNDLE/go.sh OUT
-#   TESTS=0       skip kcla_test_grammar_multiply
+#   TESTS=0       skip kcla_test_grammar_multiply (and kcla_test_packed where the bundle
+#                 holds it)
 #   NCU=0         skip the per-kernel profile (Nsight Compute, one per-level product of
 #                 each of NCU_PANELS, default HLC and mouse_hs1940: duration, DRAM and L2
 #                 traffic of every kernel)
@@ -24,9 +25,12 @@ data=$(mktemp -d)
 stage_panels "$data"
 if [ "${TESTS:-1}" = 1 ]; then
   echo "== tests"
-  timeout 150 "$here/bin/kcla_test_grammar_multiply" > "$out/grammar_multiply.log" 2>&1
-  echo "kcla_test_grammar_multiply rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/grammar_multiply.log" | tr '\n' ' ')"
-  grep -E "^\[  FAILED  \]|Failure" -A4 "$out/grammar_multiply.log" | head -16
+  for t in kcla_test_grammar_multiply kcla_test_packed; do
+    [ -x "$here/bin/$t" ] || continue
+    timeout 150 "$here/bin/$t" > "$out/$t.log" 2>&1
+    echo "$t rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/$t.log" | tr '\n' ' ')"
+    grep -E "^\[  FAILED  \]|Failure" -A4 "$out/$t.log" | head -16
+  done
 fi
 echo "== HLC grammar"
 "$here/bin/kcla" compress "$data/HLC" -o "$data/HLC.h5" --threads 16 --quiet 2>&1 | tail -1

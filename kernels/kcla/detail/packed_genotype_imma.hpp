@@ -205,22 +205,28 @@ struct PackedInt8TensorCoreFunctor {
 
   /// Where a lane's copies go and come from: its variant's first 16-byte piece in a ring
   /// stage (the second follows it), the two pieces' byte counts (fewer past the panel's
-  /// last word: zeros fill the rest), its words of step 0, and the steps that hold its
-  /// variant (later steps copy zeros).
+  /// last word: zeros fill the rest), its words of step 0, the words between one step's
+  /// and the next, and the steps that hold its variant (later steps copy zeros).
   struct CopyLane {
     unsigned to = 0;
     int bytes0 = 0, bytes1 = 0;
     int steps = 0;
     const std::uint32_t* from = nullptr;
+    std::int64_t step_words = 0;
   };
 
-  /// Starts the copy of step s into ring slot s mod stages.
-  __device__ __forceinline__ void copy_step(int s, const CopyLane& c, unsigned ring) const {
+  /// Starts the copy of step s, whose words start at `source` (the caller advances it by
+  /// c.step_words a step: no 64-bit multiply in the loop), into ring slot s mod stages.
+  __device__ __forceinline__ void copy_step(int s, const std::uint32_t* source, const CopyLane& c,
+                                            unsigned ring) const {
     const bool ok = s < c.steps;
-    const int bytes0 = ok ? c.bytes0 : 0, bytes1 = ok ? c.bytes1 : 0;
-    const std::uint32_t* source =
-        c.from + static_cast<std::int64_t>(s) * (step_variants * words_per_variant);
     const unsigned to = ring + static_cast<unsigned>((s & (stages - 1)) * stage_words * 4) + c.to;
+    if (ok && c.bytes0 == 16 && c.bytes1 == 16) {  // the common case: two whole pieces
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to), "l"(source));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(to + 16u), "l"(source + 4));
+      return;
+    }
+    const int bytes0 = ok ? c.bytes0 : 0, bytes1 = ok ? c.bytes1 : 0;
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to),
                  "l"(bytes0 ? source : words), "r"(bytes0));
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(to + 16u),
@@ -310,6 +316,7 @@ struct PackedInt8TensorCoreFunctor {
     copy.bytes0 = valid_words >= 4 ? 16 : 4 * valid_words;
     copy.bytes1 = valid_words >= 8 ? 16 : (valid_words > 4 ? 4 * (valid_words - 4) : 0);
     copy.from = words + (v_first + lane) * words_per_variant + (block_ok ? first_word : 0);
+    copy.step_words = step_variants * words_per_variant;
     {
       const std::int64_t left = num_variants - v_first - lane;  // variants at or after its own
       const std::int64_t real = left > 0 ? (left + step_variants - 1) / step_variants : 0;
@@ -317,7 +324,7 @@ struct PackedInt8TensorCoreFunctor {
     }
 #pragma unroll
     for (int s = 0; s < stages - 1; ++s) {
-      if (s < steps) copy_step(s, copy, ring);
+      if (s < steps) copy_step(s, copy.from + s * copy.step_words, copy, ring);
       asm volatile("cp.async.commit_group;\n" ::);
     }
 
@@ -345,6 +352,8 @@ struct PackedInt8TensorCoreFunctor {
       read_high[i] = ring + 4u * static_cast<unsigned>(packed_imma_ring_word(16 + 4 * q + i, g));
     }
 
+    // The words of the step whose copy the loop starts next (step + stages - 1).
+    const std::uint32_t* next_copy = copy.from + (stages - 1) * copy.step_words;
     for (int batch = 0; batch < steps; batch += batch_steps) {
       const int count = steps - batch < batch_steps ? steps - batch : batch_steps;
       if (batch > 0) team.team_barrier();  // every warp is done with the last batch
@@ -363,7 +372,8 @@ struct PackedInt8TensorCoreFunctor {
           u[4 + i] = packed_imma_counts<CountA2>(load_shared(read_high[i] + slot));
         }
         __syncwarp();  // every lane has read the slot the next copy refills
-        if (step + stages - 1 < steps) copy_step(step + stages - 1, copy, ring);
+        if (step + stages - 1 < steps) copy_step(step + stages - 1, next_copy, copy, ring);
+        next_copy += copy.step_words;
         asm volatile("cp.async.commit_group;\n" ::);
         std::uint32_t b0 = 0u, b1 = 0u;
         if (g < 4) {  // columns 4 .. 7 of B are zero
