@@ -352,6 +352,40 @@ TEST(GrammarCostModel, AutomaticLaunchTakesTheFasterPrediction) {
             gpu.default_launch);
 }
 
+// A device's full array holds a slot per terminal and vector beside the rules' when C has at
+// least twice as many symbols as there are terminals (its workspace budget counts them).
+TEST(GrammarCostModel, WorkspaceCountsTheTerminalTable) {
+  auto gen = kcla::test::rng();
+  auto m = kcla::compute_metrics(kcla::compress(kcla::test::random_genotypes(gen, 60, 900, 8, 6)));
+  ASSERT_GT(m.num_terminals, 0);
+  ASSERT_GE(m.depth, 1);
+  auto with = kcla::SweepMachine::for_gpu();
+  ASSERT_TRUE(with.terminal_table);
+  ASSERT_FALSE(kcla::SweepMachine::for_host().terminal_table);
+  auto without = with;
+  without.terminal_table = false;
+  const auto full = kcla::SweepSchedule::full_array;
+  for (const auto launch : {kcla::SweepLaunch::graph, kcla::SweepLaunch::dataflow}) {
+    for (const std::int64_t B : {1, 5}) {
+      const std::int64_t slot_bytes = launch == kcla::SweepLaunch::dataflow ? 8 : 4;
+      m.sequence = 2 * m.num_terminals;  // the table is used
+      EXPECT_EQ(kcla::predict_sweep(m, full, launch, B, 4, with).workspace_bytes -
+                    kcla::predict_sweep(m, full, launch, B, 4, without).workspace_bytes,
+                m.num_terminals * B * slot_bytes);
+      m.sequence = 2 * m.num_terminals - 1;  // too few symbols for it to pay
+      EXPECT_EQ(kcla::predict_sweep(m, full, launch, B, 4, with).workspace_bytes,
+                kcla::predict_sweep(m, full, launch, B, 4, without).workspace_bytes);
+    }
+  }
+  // The layered schedule has no table.
+  m.sequence = 2 * m.num_terminals;
+  EXPECT_EQ(
+      kcla::predict_sweep(m, kcla::SweepSchedule::layered, kcla::SweepLaunch::graph, 1, 4, with)
+          .workspace_bytes,
+      kcla::predict_sweep(m, kcla::SweepSchedule::layered, kcla::SweepLaunch::graph, 1, 4, without)
+          .workspace_bytes);
+}
+
 TEST(GrammarCostModel, MachineFollowsTheMemorySpace) {
   using memory = Kokkos::DefaultExecutionSpace::memory_space;
   const auto g = kcla::test::paper_grammar();

@@ -74,6 +74,10 @@ struct SweepMachine {
   double csr_bytes_per_second = 3.3e12;
   double dense_bytes_per_second = 3.8e12;
   double packed_bytes_per_second = 1.5e12;
+  /// Whether full-array products evaluate the terminals once into a table of value slots
+  /// (a device's, SweepTuning::leaf_table automatic: when C holds at least twice as many
+  /// symbols as there are terminals); the prediction's workspace counts it.
+  bool terminal_table = false;
   /// What SweepLaunch::automatic becomes for the left product (kcla::multiply_transpose)
   /// on a device: graph or dataflow (values of at most 4 bytes; wider ones run the graph).
   SweepLaunch transpose_launch = SweepLaunch::graph;

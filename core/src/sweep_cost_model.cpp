@@ -57,6 +57,7 @@ SweepMachine SweepMachine::for_gpu() {
   // The dataflow kernel beat the graph 1.2-2.1x on three of four panels (run 59, an H100)
   // and lost on the one with 25,000-symbol rows; the model tells them apart.
   m.dataflow_candidate = true;
+  m.terminal_table = true;
   return m;
 }
 
@@ -100,13 +101,18 @@ SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, 
   // Each node reads two child codes and two child values, and writes one value; a leaf
   // child also reads its coefficient and column.
   const double leaf_reads = 2.0 * static_cast<double>(m.nnz > 0 ? m.num_terminals : 0) * (4 + vb);
+  // The full array's terminal table: one slot per terminal and vector.
+  const std::int64_t table_slots = machine.terminal_table && m.depth >= 1 && m.num_terminals > 0 &&
+                                           m.sequence >= 2 * m.num_terminals
+                                       ? m.num_terminals
+                                       : 0;
   if (schedule == SweepSchedule::full_array && phases != nullptr) {
     // The level phases as planned, then the row phase: one more boundary.
     const double rows_bytes =
         static_cast<double>(m.sequence) * (4 + B * vb) + static_cast<double>(m.rows) * (8 + B * vb);
     p.phases = static_cast<std::int32_t>(phases->tops.size());
     p.bytes_moved = phases->bytes_moved + rows_bytes;
-    p.workspace_bytes = phases->computed_slots * vectors * value_bytes;
+    p.workspace_bytes = (phases->computed_slots + table_slots) * vectors * value_bytes;
     p.static_bytes = m.full_array_bytes(vectors, value_bytes) - m.rules * vectors * value_bytes;
     p.launches = one_kernel ? 1 : p.phases + 1;
     p.seconds = phases->seconds + machine.boundary_seconds(p.launch) +
@@ -125,12 +131,12 @@ SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, 
     const double nodes = static_cast<double>(m.rules);
     p.bytes_moved = nodes * (8 + 3 * B * vb) + static_cast<double>(m.sequence) * (4 + B * vb) +
                     static_cast<double>(m.rows) * (8 + B * vb) + leaf_reads;
-    p.workspace_bytes = m.rules * vectors * value_bytes;
-    p.static_bytes = m.full_array_bytes(vectors, value_bytes) - p.workspace_bytes;
+    p.workspace_bytes = (m.rules + table_slots) * vectors * value_bytes;
+    p.static_bytes = m.full_array_bytes(vectors, value_bytes) - m.rules * vectors * value_bytes;
     p.launches = one_kernel ? 1 : m.depth + 1;
     if (tagged) {
       p.bytes_moved += nodes * B * (8 - vb) * 3;
-      p.workspace_bytes = m.rules * vectors * 8;
+      p.workspace_bytes = (m.rules + table_slots) * vectors * 8;
     }
   } else {
     const double nodes = static_cast<double>(m.rules + m.pass_throughs);
