@@ -54,6 +54,10 @@ Command multiply_command() {
               "full array on a GPU: evaluate every terminal once per product into a table "
               "read by later levels and the rows (default auto: when C holds at least twice "
               "as many symbols as there are terminals)")
+      .integer("--row-chunk", "N",
+               "full array on a GPU, long rows: symbols of C per team of the row phase "
+               "(default 0: automatic)",
+               0)
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .integer("--repeat", "N",
@@ -202,6 +206,7 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
   options.tuning.leaf_table = leaf_table == "always"  ? LeafTable::always
                               : leaf_table == "never" ? LeafTable::never
                                                       : LeafTable::automatic;
+  options.tuning.row_chunk_symbols = args.get_int("row-chunk", 0);
   options.expected_vectors = B;
   if (args.has("workspace"))
     options.workspace_budget_bytes = parse_bytes(args.get("workspace"), "workspace");

@@ -20,6 +20,9 @@ struct SweepConfig {
   /// automatic: what the grammar gets; always / never run on device spaces only (host
   /// spaces never build the terminal table, so there they would repeat another config).
   LeafTable leaf_table = LeafTable::automatic;
+  /// SweepTuning::row_chunk_symbols; above 0 on device spaces only (64: the smallest
+  /// chunks, so that most rows of a test matrix are cut and combined from partials).
+  std::int64_t row_chunk_symbols = 0;
 };
 
 inline constexpr SweepConfig kSweepConfigs[] = {
@@ -40,12 +43,17 @@ inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::dataflow, 3, SlotOrder::rule, LeafTable::always},
     {SweepSchedule::full_array, SweepLaunch::graph, 1, SlotOrder::rule, LeafTable::never},
     {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::never},
+    {SweepSchedule::full_array, SweepLaunch::per_level, 1, SlotOrder::rule, LeafTable::automatic,
+     64},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic,
+     64},
 };
 
-/// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table).
+/// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table
+/// and row_chunk_symbols).
 template <class ExecutionSpace>
 bool runs_on(const SweepConfig& c) {
-  return c.leaf_table == LeafTable::automatic ||
+  return (c.leaf_table == LeafTable::automatic && c.row_chunk_symbols == 0) ||
          !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                      typename ExecutionSpace::memory_space>::accessible;
 }
@@ -57,6 +65,7 @@ inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
   options.tuning.max_phase_levels = c.phase_levels;  // whatever the machine's default
   options.tuning.slot_order = c.slot_order;
   options.tuning.leaf_table = c.leaf_table;
+  options.tuning.row_chunk_symbols = c.row_chunk_symbols;
   if (c.phase_levels > 1) {
     auto machine = SweepMachine::for_host();
     machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;

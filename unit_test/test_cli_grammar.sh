@@ -48,6 +48,10 @@ run 2 "$kcla" multiply m.h5 --workspace 12Q
 run 0 "$kcla" multiply m.h5 --leaf-table always --launch dataflow --verify --repeat 2
 has out.txt "verify: .*OK"
 run 2 "$kcla" multiply m.h5 --leaf-table sometimes
+# So is the row phase's chunk size; a negative size is refused.
+run 0 "$kcla" multiply m.h5 --row-chunk 64 --launch dataflow --verify --repeat 2
+has out.txt "verify: .*OK"
+run 2 "$kcla" multiply m.h5 --row-chunk -5
 run 0 "$kcla" multiply m.h5 --precision fp64 --schedule layered --launch per_level --verify --repeat 2
 has out.txt "schedule layered/per_level"
 # y = M x with x = 1: row sums 6 (rows 1, 4, 7), 12 (rows 2, 5, 8), 8 (rows 3, 6).

@@ -122,6 +122,10 @@ struct SweepTuning {
   SlotOrder slot_order = SlotOrder::rule;
   /// Full array on a device: the terminal table (ignored on host spaces and for layered).
   LeafTable leaf_table = LeafTable::automatic;
+  /// Full array on a device, rows averaging more than 48 symbols: the symbols of C each team
+  /// of the row phase reduces (at least 64); 0: automatic, C spread over the teams the
+  /// device holds at once, at least 8 (symbol, vector) items per thread.
+  std::int64_t row_chunk_symbols = 0;
 };
 
 struct SweepPrediction {

@@ -111,6 +111,18 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   const std::int64_t chunk_items =
       sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
   plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
+  if constexpr (!sweeps_on_host<ExecutionSpace>) {
+    // The device row phase: one chunk per team the device holds at once. Every chunk pays
+    // a fixed cost (a tree of barriers, a fence, an arrival) that small chunks repeat in
+    // many waves of teams.
+    const std::int64_t teams =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(ExecutionSpace().concurrency()) /
+                                      sweep_team_size<ExecutionSpace>());
+    const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
+    plan.chunk_symbols = std::max(plan.chunk_symbols, (symbols + teams - 1) / teams);
+    if (A.options().tuning.row_chunk_symbols > 0)
+      plan.chunk_symbols = std::max<std::int64_t>(64, A.options().tuning.row_chunk_symbols);
+  }
   std::vector<std::int32_t> level, kind;
   std::vector<std::int64_t> begin, end;
   // Levels 0 .. depth + 1; the host form's row phase may end with a level depth + 2.
