@@ -33,6 +33,9 @@ constexpr std::int64_t items_per_ticket() {
   return 16384;
 }
 
+/// Batches of kRowGatherBatch gathers each thread of a device row-phase chunk aims at.
+constexpr std::int64_t kRowChunkBatches = 4;
+
 /// Average symbols per row below which a row is reduced by one thread, not a team.
 constexpr std::int64_t kSerialRowSymbols = 48;
 
@@ -112,14 +115,21 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       sweep_team_size<ExecutionSpace>() > 1 ? 8 * sweep_team_size<ExecutionSpace>() : 16384;
   plan.chunk_symbols = std::max<std::int64_t>(64, chunk_items / vectors);
   if constexpr (!sweeps_on_host<ExecutionSpace>) {
-    // The device row phase: one chunk per team the device holds at once. Every chunk pays
-    // a fixed cost (a tree of barriers, a fence, an arrival) that small chunks repeat in
-    // many waves of teams.
+    // The device row phase. Every chunk pays a fixed cost (a tree of barriers, a fence, an
+    // arrival), so a chunk aims at kRowChunkBatches batches of gathers per thread, but
+    // leaves at least one chunk per multiprocessor (about 8 teams of 256 threads), and is
+    // never so small that C needs more chunks than the device holds teams at once
+    // (docs/level-phases.md, runs 61-62).
+    const std::int64_t team = sweep_team_size<ExecutionSpace>();
     const std::int64_t teams =
-        std::max<std::int64_t>(1, static_cast<std::int64_t>(ExecutionSpace().concurrency()) /
-                                      sweep_team_size<ExecutionSpace>());
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(ExecutionSpace().concurrency()) / team);
+    const std::int64_t multiprocessors = std::max<std::int64_t>(1, teams / 8);
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
-    plan.chunk_symbols = std::max(plan.chunk_symbols, (symbols + teams - 1) / teams);
+    const std::int64_t aimed = kRowChunkBatches * kRowGatherBatch * team / vectors;
+    plan.chunk_symbols =
+        std::max(plan.chunk_symbols,
+                 std::max(std::min(aimed, (symbols + multiprocessors - 1) / multiprocessors),
+                          (symbols + teams - 1) / teams));
     if (A.options().tuning.row_chunk_symbols > 0)
       plan.chunk_symbols = std::max<std::int64_t>(64, A.options().tuning.row_chunk_symbols);
   }
