@@ -123,8 +123,9 @@ struct SweepTuning {
   /// Full array on a device: the terminal table (ignored on host spaces and for layered).
   LeafTable leaf_table = LeafTable::automatic;
   /// Full array on a device, rows averaging more than 48 symbols: the symbols of C each team
-  /// of the row phase reduces (at least 64); 0: automatic, C spread over the teams the
-  /// device holds at once, at least 8 (symbol, vector) items per thread.
+  /// of the row phase reduces (at least 64); 0: automatic, about 32 (symbol, vector) items
+  /// per thread, at least one chunk per multiprocessor, at most as many chunks as teams the
+  /// device holds at once (docs/level-phases.md).
   std::int64_t row_chunk_symbols = 0;
 };
 
