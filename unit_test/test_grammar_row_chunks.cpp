@@ -1,8 +1,9 @@
-// The device form of the full array's row phase (row_chunk_team: C in chunks, whole rows on
-// sub-teams, rows cut by chunk bounds combined by their last chunk, rows without symbols)
-// and the terminal table, run on host teams against a serial sum of each row. On a GPU
-// the same functor runs inside every typed kcla::multiply test; here its index logic is
-// checked where it can run everywhere, over many chunk lengths and repeated products.
+// The device form of the full array's row phase (row_chunk_team: C in chunks, short whole
+// rows on warps (one thread each here), long ones on sub-teams, rows cut by chunk bounds combined
+// by their last chunk, rows without symbols) and the terminal table, run on host teams against a
+// serial sum of each row. On a GPU the same functor runs inside every typed kcla::multiply test;
+// here its index logic is checked where it can run everywhere, over many chunk lengths and repeated
+// products.
 #include <kcla/detail/grammar_sweep.hpp>
 #include <kcla/semiring.hpp>
 
@@ -50,10 +51,11 @@ RowPhase random_rows(std::mt19937_64& gen, std::int64_t rows, std::int64_t max_l
 }
 
 // Runs the row phase `products` times with chunks of `chunk` symbols on teams of
-// `team_size` threads (whole rows on sub-teams of `group`), the terminal table on or off,
-// and compares every product's y with the serial row sums (integer values: exact).
+// `team_size` threads (whole rows of at most `warp_items` symbols x vectors on single
+// threads, the longer ones on sub-teams of `group`), the terminal table on or off, and
+// compares every product's y with the serial row sums (integer values: exact).
 void check(const RowPhase& p, std::int64_t B, std::int64_t chunk, int team_size, std::int64_t group,
-           bool table, int products) {
+           std::int64_t warp_items, bool table, int products) {
   const std::int64_t rows = static_cast<std::int64_t>(p.offsets.size()) - 1;
   const std::int64_t total = p.offsets.back();
   std::mt19937_64 gen(static_cast<std::uint64_t>(rows * 131 + B * 17 + chunk));
@@ -70,8 +72,11 @@ void check(const RowPhase& p, std::int64_t B, std::int64_t chunk, int team_size,
   for (std::int64_t c0 = 0; c0 < total; c0 += chunk)
     first_row.push_back(std::upper_bound(p.offsets.begin(), p.offsets.end(), c0) -
                         p.offsets.begin() - 1);
-  for (std::int64_t r = 0; r < rows; ++r)
+  std::vector<std::int64_t> long_rows;
+  for (std::int64_t r = 0; r < rows; ++r) {
     if (p.offsets[r] == p.offsets[r + 1]) empty_rows.push_back(r);
+    if ((p.offsets[r + 1] - p.offsets[r]) * B > warp_items) long_rows.push_back(r);
+  }
   const std::int64_t chunks = static_cast<std::int64_t>(first_row.size());
   std::vector<double> partials(2 * chunks * B), y(rows * B);
   std::vector<kcla::detail::SweepCounter> arrivals(rows, 0);
@@ -94,6 +99,10 @@ void check(const RowPhase& p, std::int64_t B, std::int64_t chunk, int team_size,
   a.empty_rows = empty_rows.data();
   a.num_empty_rows = static_cast<std::int64_t>(empty_rows.size());
   a.row_group = group;
+  a.row_warp = kcla::detail::row_warp_lanes<exec>();
+  a.warp_row_items = warp_items;
+  a.long_rows = long_rows.data();
+  a.num_long_rows = static_cast<std::int64_t>(long_rows.size());
   if (table) {
     a.leaf_base = p.slots;
     for (std::int64_t t = 0; t < p.terminals; ++t)
@@ -115,7 +124,8 @@ void check(const RowPhase& p, std::int64_t B, std::int64_t chunk, int team_size,
         }
         ASSERT_EQ(y[r * B + b], want)
             << "row " << r << " vector " << b << " chunk " << chunk << " team " << team_size
-            << " group " << group << " table " << table << " product " << product;
+            << " group " << group << " warp items " << warp_items << " table " << table
+            << " product " << product;
       }
   }
 }
@@ -131,7 +141,10 @@ TEST(GrammarRowChunks, MatchSerialRowSums) {
       for (std::int64_t chunk : {1, 7, 64, 1000, 100000})
         for (int team : teams)
           for (std::int64_t group : {std::int64_t{1}, static_cast<std::int64_t>(team)})
-            for (bool table : {false, true}) check(p, B, chunk, team, group, table, 3);
+            // Every whole row long, a mix, every whole row short.
+            for (std::int64_t warp_items : {std::int64_t{0}, 20 * B, std::int64_t{1} << 40})
+              for (bool table : {false, true})
+                check(p, B, chunk, team, group, warp_items, table, 3);
   }
 }
 
@@ -142,7 +155,9 @@ TEST(GrammarRowChunks, OneRowOverManyChunks) {
   p.cols = 2;
   for (int k = 0; k < 5000; ++k) p.symbols.push_back(k % 3 == 0 ? -1 - (k % 2) : k % 4);
   p.offsets.push_back(5000);
-  for (std::int64_t chunk : {1, 64, 4999, 5000}) check(p, 2, chunk, 1, 1, true, 4);
+  for (std::int64_t chunk : {1, 64, 4999, 5000})
+    for (std::int64_t warp_items : {std::int64_t{0}, std::int64_t{1} << 40})
+      check(p, 2, chunk, 1, 1, warp_items, true, 4);
 }
 
 }  // namespace

@@ -92,7 +92,11 @@ struct SweepPlan {
   Kokkos::View<std::uint64_t*, MemorySpace> row_partials;
   Kokkos::View<unsigned long long*, MemorySpace> row_arrivals;
   Kokkos::View<std::int64_t*, MemorySpace> empty_rows;
-  std::int64_t row_group = 1;  // threads per whole row of a chunk
+  std::int64_t row_group = 1;  // threads per long whole row of a chunk
+  // Whole rows up to warp_row_items (symbols x vectors) go to one warp of row_warp lanes
+  // each; long_rows lists the others (ascending).
+  std::int64_t row_warp = 1, warp_row_items = 0;
+  Kokkos::View<std::int64_t*, MemorySpace> long_rows;
   // SweepLaunch::dataflow: value slots tagged with their product (zeroed when made) and the
   // products run on them so far (never reset: a tag is never reused while a slot may
   // still hold it).

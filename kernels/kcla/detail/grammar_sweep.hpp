@@ -112,6 +112,10 @@ void sweep(const ExecutionSpace& exec, const GrammarMatrix<Scalar, MemorySpace>&
   a.empty_rows = plan.empty_rows.data();
   a.num_empty_rows = static_cast<std::int64_t>(plan.empty_rows.extent(0));
   a.row_group = plan.row_group;
+  a.row_warp = plan.row_warp;
+  a.warp_row_items = plan.warp_row_items;
+  a.long_rows = plan.long_rows.data();
+  a.num_long_rows = static_cast<std::int64_t>(plan.long_rows.extent(0));
 
   if constexpr (!sweeps_on_host<ExecutionSpace> && taggable_value<T>) {
     if (launch == SweepLaunch::dataflow) {

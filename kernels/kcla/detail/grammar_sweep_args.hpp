@@ -5,6 +5,7 @@
 #pragma once
 
 #include <kcla/config.hpp>
+#include <kcla/detail/warp_combine.hpp>
 #include <kcla/grammar_matrix.hpp>
 #include <kcla/schedule.hpp>
 
@@ -132,7 +133,13 @@ struct SweepArgs {
   SweepCounter* row_arrivals = nullptr;
   const std::int64_t* empty_rows = nullptr;
   std::int64_t num_empty_rows = 0;
-  std::int64_t row_group = 1;  // threads per whole row (a power of two dividing the team)
+  std::int64_t row_group = 1;  // threads per long whole row (a power of two dividing the team)
+  // Whole rows of at most warp_row_items (symbols x vectors) are reduced by one warp each
+  // (row_warp lanes, shuffles, no team barrier); the longer ones, listed in order in
+  // long_rows, by sub-teams of row_group threads.
+  std::int64_t row_warp = 1, warp_row_items = 0;
+  const std::int64_t* long_rows = nullptr;
+  std::int64_t num_long_rows = 0;
 
   /// The slot holding code's value, or -1 (a leaf evaluated on the spot, or kNoChild).
   KOKKOS_FORCEINLINE_FUNCTION std::int64_t slot_of(std::int32_t code) const {
@@ -361,25 +368,55 @@ KOKKOS_INLINE_FUNCTION void row_segment_team(const SweepArgs<Semiring, Scalar>& 
   }
 }
 
-/// Whole rows [first, end) reduced by sub-teams of `group` threads (a power of two that
-/// divides the team), one row per sub-team per round: rows much shorter than the team then
-/// do not leave most of it idle. Within a sub-team, lanes over vectors and groups of
-/// threads over the row's symbols, as in row_segment_team; every sub-team passes the same
-/// barriers.
+/// Whether whole row r is reduced by a warp (whole_rows_warp) rather than a sub-team.
+template <class Semiring, class Scalar>
+KOKKOS_FORCEINLINE_FUNCTION bool is_warp_row(const SweepArgs<Semiring, Scalar>& a, std::int64_t r) {
+  return (a.row_offsets[r + 1] - a.row_offsets[r]) * a.vectors <= a.warp_row_items;
+}
+
+/// The short whole rows of [first, end), one row per warp at a time, warps independent:
+/// lanes over vectors (a power of two), parts of the warp over the row's symbols, partials
+/// met by shuffles. Rows of a few hundred symbols then cost no team barrier (one sub-team
+/// per row passed ~9 per round: docs/level-phases.md, runs 61-62).
 template <int Mode, class Semiring, class Scalar, class Member>
-KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a,
+KOKKOS_INLINE_FUNCTION void whole_rows_warp(const SweepArgs<Semiring, Scalar>& a,
                                             const Member& team, std::int64_t first,
-                                            std::int64_t end, std::int64_t group,
-                                            typename Semiring::value_type* scratch) {
+                                            std::int64_t end) {
+  const std::int64_t w = a.row_warp, t = team.team_rank();
+  const std::int64_t warps = team.team_size() / w, warp = t / w, g = t % w;
+  std::int64_t lanes = 1;
+  while (lanes * 2 <= w && lanes * 2 <= a.vectors) lanes *= 2;
+  const std::int64_t parts = w / lanes, lane = g % lanes, part = g / lanes;
+  for (std::int64_t r = first + warp; r < end; r += warps) {
+    // Rows without symbols are written by the chunks in turn (row_chunk_team), once.
+    if (a.row_offsets[r] == a.row_offsets[r + 1] || !is_warp_row(a, r)) continue;
+    for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
+      const std::int64_t b = b0 + lane;
+      auto partial = b < a.vectors ? strided_symbols<Mode>(a, a.row_offsets[r] + part,
+                                                           a.row_offsets[r + 1], parts, b)
+                                   : Semiring::zero();
+      partial = combine_warp_parts<Semiring>(partial, lanes, parts);
+      if (part == 0 && b < a.vectors) a.y[r * a.vectors + b] = partial;
+    }
+  }
+}
+
+/// The long whole rows long_rows[first .. end) reduced by sub-teams of `group` threads (a
+/// power of two that divides the team), one row per sub-team per round. Within a sub-team,
+/// lanes over vectors and groups of threads over the row's symbols, as in row_segment_team;
+/// every sub-team passes the same barriers.
+template <int Mode, class Semiring, class Scalar, class Member>
+KOKKOS_INLINE_FUNCTION void long_rows_team(const SweepArgs<Semiring, Scalar>& a, const Member& team,
+                                           std::int64_t first, std::int64_t end, std::int64_t group,
+                                           typename Semiring::value_type* scratch) {
   const std::int64_t t = team.team_rank();
   const std::int64_t subteams = team.team_size() / group, sub = t / group, g = t % group;
   const std::int64_t lanes = a.vectors < group ? a.vectors : group;
   const std::int64_t groups = group / lanes;
   const std::int64_t lane = g % lanes, part = g / lanes;
   for (std::int64_t base = first; base < end; base += subteams) {
-    const std::int64_t r = base + sub;
-    // Rows without symbols are written by the chunks in turn (row_chunk_team), once.
-    const bool has_row = r < end && sub < subteams && a.row_offsets[r] < a.row_offsets[r + 1];
+    const bool has_row = base + sub < end && sub < subteams;
+    const std::int64_t r = has_row ? a.long_rows[base + sub] : 0;
     for (std::int64_t b0 = 0; b0 < a.vectors; b0 += lanes) {
       const std::int64_t b = b0 + lane;
       scratch[t] =
@@ -393,7 +430,22 @@ KOKKOS_INLINE_FUNCTION void whole_rows_team(const SweepArgs<Semiring, Scalar>& a
   }
 }
 
-/// Chunk c of C reduced by a team: its whole rows into y (whole_rows_team), and each row
+/// The first index of the sorted list[0 .. n) whose value is at least v.
+KOKKOS_INLINE_FUNCTION std::int64_t lower_bound_index(const std::int64_t* list, std::int64_t n,
+                                                      std::int64_t v) {
+  std::int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (list[mid] < v)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// Chunk c of C reduced by a team: its whole rows into y (short ones by warps, long ones by
+/// sub-teams), and each row
 /// cut by the chunk's bounds (at most two) into the chunk's partial; the last of a cut
 /// row's chunks to finish combines its partials in chunk order into y.
 template <int Mode, class Semiring, class Scalar, class Member>
@@ -417,8 +469,12 @@ KOKKOS_INLINE_FUNCTION void row_chunk_team(const SweepArgs<Semiring, Scalar>& a,
   const std::int64_t whole_first = lo_cut ? lo + 1 : lo;
   const std::int64_t whole_end =
       hi > lo ? (hi_in && !hi_cut ? hi + 1 : hi) : (lo_cut ? lo : lo + 1);
-  if (whole_first < whole_end)
-    whole_rows_team<Mode>(a, team, whole_first, whole_end, a.row_group, scratch);
+  if (whole_first < whole_end) {
+    whole_rows_warp<Mode>(a, team, whole_first, whole_end);
+    const std::int64_t l0 = lower_bound_index(a.long_rows, a.num_long_rows, whole_first);
+    const std::int64_t l1 = lower_bound_index(a.long_rows, a.num_long_rows, whole_end);
+    if (l0 < l1) long_rows_team<Mode>(a, team, l0, l1, a.row_group, scratch);
+  }
   for (int side = 0; side < 2; ++side) {
     if (side == 0 ? !lo_cut : !hi_cut) continue;
     const std::int64_t r = side == 0 ? lo : hi;

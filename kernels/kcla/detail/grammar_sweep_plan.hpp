@@ -191,14 +191,28 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
       if (offsets[r] == offsets[r + 1]) empty_rows.push_back(r);
   }
   if constexpr (!sweeps_on_host<ExecutionSpace>) {
-    // Threads per whole row: about kRowGatherBatch (symbol, vector) items each, at least a
-    // warp, at most the team.
+    // Whole rows of up to kRowChunkBatches gather batches per lane go to one warp each; the
+    // longer ones to sub-teams of about kRowGatherBatch (symbol, vector) items per thread,
+    // at least a warp, at most the team.
     const std::int64_t team = sweep_team_size<ExecutionSpace>();
+    plan.row_warp = row_warp_lanes<ExecutionSpace>();
+    plan.warp_row_items = plan.row_warp * kRowGatherBatch * kRowChunkBatches;
+    std::vector<std::int64_t> long_rows;
+    std::int64_t long_items = 0;
+    const auto& offsets = A.row_offsets_host;
+    for (std::int64_t r = 0; r + 1 < static_cast<std::int64_t>(offsets.size()); ++r) {
+      const std::int64_t items = (offsets[r + 1] - offsets[r]) * vectors;
+      if (items > plan.warp_row_items) {
+        long_rows.push_back(r);
+        long_items += items;
+      }
+    }
     const std::int64_t row_items =
-        rows > 0 ? static_cast<std::int64_t>(A.row_symbols.extent(0)) / rows * vectors : 0;
+        long_rows.empty() ? 0 : long_items / static_cast<std::int64_t>(long_rows.size());
     plan.row_group = std::min<std::int64_t>(32, team);
     while (plan.row_group < team && plan.row_group * kRowGatherBatch < row_items)
       plan.row_group *= 2;
+    upload(plan.long_rows, long_rows, "kcla::grammar::long_rows");
     // Partials and arrivals only where the row phase runs in chunks (not one thread a row).
     const bool row_chunks_used = uses_row_chunks(A);
     const std::int64_t chunks =
