@@ -21,9 +21,12 @@ struct SweepConfig {
   /// spaces never build the terminal table, so there they would repeat another config).
   LeafTable leaf_table = LeafTable::automatic;
   /// SweepTuning::row_chunk_symbols; above 0 on device spaces only (64: the smallest
-  /// chunks, so that most rows of a test matrix are cut and combined from partials).
+  /// chunks, so that most rows of a test matrix are cut and combined from partials, and the
+  /// ticketed kernels take chunks; kWholeC: one chunk, so they take one team per row).
   std::int64_t row_chunk_symbols = 0;
 };
+
+inline constexpr std::int64_t kWholeC = std::int64_t{1} << 40;
 
 inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::per_level},
@@ -47,6 +50,11 @@ inline constexpr SweepConfig kSweepConfigs[] = {
      64},
     {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic,
      64},
+    {SweepSchedule::full_array, SweepLaunch::fused, 1, SlotOrder::rule, LeafTable::automatic, 64},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic,
+     kWholeC},
+    {SweepSchedule::full_array, SweepLaunch::fused, 1, SlotOrder::rule, LeafTable::automatic,
+     kWholeC},
 };
 
 /// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table

@@ -48,13 +48,14 @@ enum TicketKind : std::int32_t {
   fill_y = 0,
   nodes = 1,
   emits = 2,
+  rows_team = 3,  // device: whole rows, one team each (row_segment_team)
   rows_serial = 4,
   copies_fill = 5,
   rows_by_occurrence = 6,
   copies_reduce = 7,
   rows_by_chunk = 8,
   leaves = 9,      // device, full array: terminal table entries (with level 1)
-  row_chunks = 10  // device: one chunk of C (row_chunk_team)
+  row_chunks = 10  // device: one chunk of C (row_chunk_team), where rows are fewer than chunks
 };
 
 /// Mutable per-matrix product state: value slots and the fused kernel's counters.

@@ -149,6 +149,10 @@ struct FusedSweepFunctor {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, (end - begin) * B), [&](std::int64_t i) {
         args.template row_serial<mode>(begin + i / B, i % B);
       });
+    } else if (kind == rows_team) {
+      for (std::int64_t r = begin; r < end; ++r)
+        row_segment_team<mode>(args, team, args.row_offsets[r], args.row_offsets[r + 1],
+                               args.y + r * B, scratch);
     } else {  // row_chunks
       for (std::int64_t c = begin; c < end; ++c) row_chunk_team<mode>(args, team, c, scratch);
     }

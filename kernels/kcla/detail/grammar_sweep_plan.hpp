@@ -164,9 +164,15 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   } else if constexpr (sweeps_on_host<ExecutionSpace>) {
     add_host_row_tickets<ExecutionSpace>(A, vectors, false, add);
   } else {
+    // The ticketed kernels take whichever of rows and chunks cuts C finer: one team per row
+    // where rows are many and short (a ticket's team then passes one group tree, and the
+    // teams spread over every row at once), chunks where a few rows are long.
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
-    if (uses_row_chunks(A))
-      add(depth + 1, row_chunks, 0, (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols, 1);
+    const std::int64_t chunks = (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols;
+    if (uses_row_chunks(A) && rows >= chunks)
+      add(depth + 1, rows_team, 0, rows, 1);
+    else if (uses_row_chunks(A))
+      add(depth + 1, row_chunks, 0, chunks, 1);
     else
       add(depth + 1, rows_serial, 0, rows, per_ticket);
   }
