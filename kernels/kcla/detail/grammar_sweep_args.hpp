@@ -376,8 +376,7 @@ KOKKOS_FORCEINLINE_FUNCTION bool is_warp_row(const SweepArgs<Semiring, Scalar>& 
 
 /// The short whole rows of [first, end), one row per warp at a time, warps independent:
 /// lanes over vectors (a power of two), parts of the warp over the row's symbols, partials
-/// met by shuffles. Rows of a few hundred symbols then cost no team barrier (one sub-team
-/// per row passed ~9 per round: docs/level-phases.md, runs 61-62).
+/// met by shuffles: a short row costs no team barrier (docs/level-phases.md).
 template <int Mode, class Semiring, class Scalar, class Member>
 KOKKOS_INLINE_FUNCTION void whole_rows_warp(const SweepArgs<Semiring, Scalar>& a,
                                             const Member& team, std::int64_t first,

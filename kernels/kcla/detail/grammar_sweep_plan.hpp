@@ -169,12 +169,12 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
     // teams spread over every row at once), chunks where a few rows are long.
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
     const std::int64_t chunks = (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols;
-    if (uses_row_chunks(A) && rows >= chunks)
-      add(depth + 1, rows_team, 0, rows, 1);
-    else if (uses_row_chunks(A))
-      add(depth + 1, row_chunks, 0, chunks, 1);
-    else
+    if (!uses_row_chunks(A))
       add(depth + 1, rows_serial, 0, rows, per_ticket);
+    else if (rows >= chunks)
+      add(depth + 1, rows_team, 0, rows, 1);
+    else
+      add(depth + 1, row_chunks, 0, chunks, 1);
   }
   auto upload = [](auto& view, const auto& host, const char* label) {
     using V = std::decay_t<decltype(view)>;
