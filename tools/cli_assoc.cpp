@@ -2,12 +2,13 @@
 // quantitative phenotypes on allele counts with covariates, as plink2 --glm hide-covar
 // computes it, from left products on the grammar of the genotypes.
 #include "cli_common.hpp"
+#include "genotype_input.hpp"
 #include "sample_table.hpp"
 
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/genotype_association.hpp>
+#include <kcla/genotype_transform.hpp>
 #include <kcla/plink.hpp>
-#include <kcla/repair.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +24,8 @@ namespace {
 Command assoc_command() {
   Command c("kcla assoc FILESET [options]",
             "Marginal association of every variant of a PLINK 1 fileset "
-            "(FILESET.bed/.bim/.fam) with quantitative phenotypes: for each variant and "
+            "(FILESET.bed/.bim/.fam, or the grammar file `kcla compress FILESET` wrote) with "
+            "quantitative phenotypes: for each variant and "
             "phenotype the least-squares fit of phenotype ~ intercept + covariates + A1 allele "
             "count over the samples with the phenotype, every covariate and the variant's call "
             "present, as `plink2 --glm hide-covar` (linear regression). A1, the allele counted, "
@@ -33,7 +35,9 @@ Command assoc_command() {
             "OBS_CT - covariates - 2 degrees of freedom. The genotypes are compressed to a "
             "grammar; one batched left product per set of phenotypes with the same samples does "
             "the work, never densifying.");
-  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+  c.positional("FILESET",
+               "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam), or a grammar file "
+               "written from one by kcla compress (no reading of the .bed, no RePair)")
       .text("--pheno", "FILE",
             "phenotypes: FID IID value... (header #FID/FID/#IID/IID optional); the .fam's "
             "sixth column (PHENO1) is analysed too where it has values, as plink2 does. "
@@ -51,7 +55,8 @@ Command assoc_command() {
       .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32 products")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
-      .integer("--threads", "N", "RePair threads (default 0: all cores)", 0, 1 << 16)
+      .integer("--threads", "N", "RePair threads (default 0: all cores; a fileset only)", 0,
+               1 << 16)
       .text("-o,--output", "BASE",
             "writes BASE.NAME.glm.linear per phenotype (default: FILESET.kcla)")
       .flag("--quiet", "no summary on stderr")
@@ -66,23 +71,13 @@ use --a1 alt (and plink2's omit-ref) to compare such variants.)");
 
 // Per variant: true when A1 is the .bim's sixth column (REF), i.e. ALT (what the matrix
 // counts) has frequency above 1/2 over the founders' present calls.
-std::vector<char> a1_is_ref(const PlinkGenotypes& plink, const std::vector<char>& founder) {
-  const auto m = static_cast<std::size_t>(plink.matrix.num_cols);
-  std::vector<double> sum(m, 0.0);
-  std::vector<std::int64_t> absent(m, 0);
-  std::int64_t founders = 0;
-  for (std::int64_t i = 0; i < plink.matrix.num_rows; ++i) {
-    if (!founder[i]) continue;
-    ++founders;
-    for (auto k = plink.matrix.row_offsets[i]; k < plink.matrix.row_offsets[i + 1]; ++k)
-      sum[plink.matrix.column_indices[k]] += plink.matrix.values[k];
-    for (auto k = plink.missing.row_offsets[i]; k < plink.missing.row_offsets[i + 1]; ++k)
-      ++absent[plink.missing.columns[k]];
-  }
-  std::vector<char> ref(m, 0);
-  for (std::size_t j = 0; j < m; ++j) {
-    const auto calls = founders - absent[j];
-    ref[j] = calls > 0 && sum[j] > static_cast<double>(calls);  // frequency > 1/2
+std::vector<char> a1_is_ref(const Grammar& g, const MissingCalls& missing,
+                            const std::vector<char>& founder) {
+  const auto founders = genotype_statistics(g, missing, founder);
+  std::vector<char> ref(static_cast<std::size_t>(g.num_cols), 0);
+  for (std::int64_t j = 0; j < g.num_cols; ++j) {
+    const auto calls = founders.observed[j];
+    ref[j] = calls > 0 && founders.allele_sum[j] > static_cast<double>(calls);  // frequency > 1/2
   }
   return ref;
 }
@@ -155,16 +150,18 @@ int run_assoc(int argc, char** argv) {
   options.max_vif = args.get_double("max-vif", 50.0);
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
-  const auto plink = read_plink(fileset);
-  const auto alleles = read_plink_alleles(fileset);
-  const auto n = plink.individual_ids.size();
-  const auto fam = read_fam_columns(plink_base_name(fileset) + ".fam", n);
+  const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
+  const auto& g = input.grammar;
+  const auto& alleles = input.variants.alleles;
+  const auto& ids = input.samples;
+  const auto n = ids.size();
+  const auto fam = read_fam_columns(input.tables, n);
   auto all_phenotypes = fam.phenotype;
   if (args.has("pheno")) {
     // As plink2: the .fam's phenotype stays (as PHENO1) beside the file's columns when it
     // has a value and the file has no column of that name.
     const auto file =
-        read_sample_table(args.get("pheno"), plink.family_ids, plink.individual_ids, "PHENO");
+        read_sample_table(args.get("pheno"), ids.family_ids, ids.individual_ids, "PHENO");
     const bool keep_fam =
         std::any_of(fam.phenotype.values.begin(), fam.phenotype.values.end(),
                     [](double v) { return !std::isnan(v); }) &&
@@ -172,13 +169,13 @@ int run_assoc(int argc, char** argv) {
     all_phenotypes = keep_fam ? join_columns(fam.phenotype, file, n) : file;
   }
   const std::string a1 = args.get("a1", "minor");
-  const auto ref_counted = a1 == "minor" ? a1_is_ref(plink, fam.founder)
+  const auto ref_counted = a1 == "minor" ? a1_is_ref(g, input.missing, fam.founder)
                                          : std::vector<char>(alleles.positions.size(), 0);
   const auto phenotypes = select_columns(all_phenotypes, args.get("pheno-name"), "--pheno-name", n);
   SampleTable covariates;
   if (args.has("covar"))
     covariates = select_columns(
-        read_sample_table(args.get("covar"), plink.family_ids, plink.individual_ids, "COVAR"),
+        read_sample_table(args.get("covar"), ids.family_ids, ids.individual_ids, "COVAR"),
         args.get("covar-name"), "--covar-name", n);
   else if (args.has("covar-name"))
     throw UsageError("--covar-name needs --covar");
@@ -226,9 +223,6 @@ int run_assoc(int argc, char** argv) {
                         "no sample of the fileset has every covariate (do its FID/IID match "
                         "the .fam's?)");
   }
-  RepairOptions repair;
-  repair.threads = static_cast<int>(args.get_int("threads", 0));
-  const auto g = compress(plink.matrix, repair);
   const double prepare =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   LinearAssociationResult result;
@@ -236,11 +230,11 @@ int run_assoc(int argc, char** argv) {
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec) {
     const auto start = std::chrono::steady_clock::now();
     result = precision == "fp32"
-                 ? linear_association<float>(exec, g, plink.missing, data, options)
-                 : linear_association<double>(exec, g, plink.missing, data, options);
+                 ? linear_association<float>(exec, g, input.missing, data, options)
+                 : linear_association<double>(exec, g, input.missing, data, options);
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
-  const std::string base = args.get("output", plink_base_name(fileset) + ".kcla");
+  const std::string base = args.get("output", input.output_base + ".kcla");
   std::int64_t written = 0, failed = 0;
   std::vector<std::string> paths;
   for (std::size_t p = 0; p < analysed.size(); ++p) {
@@ -257,7 +251,7 @@ int run_assoc(int argc, char** argv) {
       // Counting REF (2 - ALT over the same samples) only turns the slope's sign.
       const double sign = ref_counted[j] ? -1.0 : 1.0;
       text += alleles.chromosomes[j] + "\t" + std::to_string(alleles.positions[j]) + "\t" +
-              plink.snp_ids[j] + "\t" + alleles.allele2[j] + "\t" + alleles.allele1[j] + "\t" +
+              input.variants.ids[j] + "\t" + alleles.allele2[j] + "\t" + alleles.allele1[j] + "\t" +
               (ref_counted[j] ? alleles.allele2[j] : alleles.allele1[j]) + "\tADD\t" +
               std::to_string(result.observations[at]);
       if (status == AssociationStatus::ok)
@@ -280,14 +274,15 @@ int run_assoc(int argc, char** argv) {
         "assoc: %lld samples x %lld variants (%lld tested, %lld missing calls), %lld "
         "covariate%s, %zu phenotype%s, back end %s, %s\n",
         static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
-        static_cast<long long>(written), static_cast<long long>(plink.num_missing),
+        static_cast<long long>(written), static_cast<long long>(input.missing.count()),
         static_cast<long long>(data.covariates), data.covariates == 1 ? "" : "s", analysed.size(),
         analysed.size() == 1 ? "" : "s", backend.c_str(), precision.c_str());
     for (const auto& note : notes) std::printf("note: %s\n", note.c_str());
     if (failed > 0)
       std::printf("note: %lld variants of the last phenotype have no statistics (ERRCODE)\n",
                   static_cast<long long>(failed));
-    std::printf("time: read + compress %.3f s, products and statistics %.3f s\n", prepare, seconds);
+    std::printf("time: %s %.3f s, products and statistics %.3f s\n", preparation_label(input),
+                prepare, seconds);
     for (const auto& path : paths) std::printf("wrote %s\n", path.c_str());
   }
   return ok;

@@ -38,6 +38,12 @@ Grammar load_grammar(const std::string& path, const Arguments& args, bool show_p
     return read_mm_repair(path, args.get_int("cols", 0));
   }
   const auto matrix = read_sparse_matrix(path);
+  auto g = compress(matrix, repair_options_from(args, show_progress));
+  if (show_progress) std::fprintf(stderr, "\n");
+  return g;
+}
+
+RepairOptions repair_options_from(const Arguments& args, bool show_progress) {
   RepairOptions options;
   options.block_rows = args.get_int("block-rows", 0);
   options.threads = static_cast<int>(args.get_int("threads", 0));
@@ -52,9 +58,7 @@ Grammar load_grammar(const std::string& path, const Arguments& args, bool show_p
       std::fflush(stderr);
     };
   }
-  auto g = compress(matrix, options);
-  if (show_progress) std::fprintf(stderr, "\n");
-  return g;
+  return options;
 }
 
 std::string timing_label(const Arguments& args) {

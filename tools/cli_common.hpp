@@ -8,6 +8,7 @@
 #include <kcla/config.hpp>
 #include <kcla/error.hpp>
 #include <kcla/grammar.hpp>
+#include <kcla/repair.hpp>
 #include <kcla/semiring.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -28,6 +29,8 @@ enum ExitCode { ok = 0, failure = 1, usage = 2 };
 /// Reads any matrix kcla knows into a grammar: a kcla .h5 grammar as is; mm-repair files
 /// (BASE.vc.R present; needs cols); anything read_sparse_matrix reads, compressed.
 Grammar load_grammar(const std::string& path, const Arguments& args, bool show_progress);
+/// RePair's options from --block-rows and --threads, with a progress line on stderr.
+RepairOptions repair_options_from(const Arguments& args, bool show_progress);
 
 /// Any input `kcla compress` reads as column blocks: PLINK filesets stream from the .bed,
 /// ms/scrm output by site ranges of each haplotype line, VCF/BCF record by record (unless

@@ -8,8 +8,10 @@
 #include <kcla/hdf5_block_grammar_mpi.hpp>
 
 #include <kcla/grammar_metrics.hpp>
+#include <kcla/hdf5_genotype_grammar.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/level_phases.hpp>
+#include <kcla/plink.hpp>
 #include <kcla/schedule.hpp>
 #include <kcla/sweep_cost_model.hpp>
 
@@ -198,15 +200,51 @@ int run_compress(int argc, char** argv) {
   if (!args.has("output")) throw UsageError("compress needs -o OUT.h5");
   const bool progress = !args.has("quiet") && stderr_is_terminal();
   if (args.has("block-cols") || mpi_ranks() > 1) return compress_in_blocks(args, progress);
+  const auto input = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
-  const auto g =
-      load_grammar(args.positional()[0], args, !args.has("quiet") && stderr_is_terminal());
+  Grammar g;
+  std::int64_t missing_calls = -1;
+  if (is_plink_fileset_name(input) && !is_hdf5_file(input)) {
+    // A genotype grammar file: the grammar and what score/assoc/pca need besides it.
+    GenotypeGrammar file;
+    auto plink = read_plink(input);
+    file.tables = read_plink_tables(input);
+    file.grammar = compress(plink.matrix, repair_options_from(args, progress));
+    if (progress) std::fprintf(stderr, "\n");
+    file.missing = std::move(plink.missing);
+    std::string not_plink;  // read_plink needs two fields per line, PLINK's tables have six
+    try {
+      parse_plink_samples(file.tables);
+      parse_plink_variants(file.tables);
+    } catch (const FormatError& e) {
+      not_plink = e.what();
+    }
+    if (not_plink.empty()) {
+      write_genotype_grammar_hdf5(args.get("output"), file);
+      missing_calls = file.missing.count();
+    } else {
+      write_grammar_hdf5(args.get("output"), file.grammar);
+      std::fprintf(stderr,
+                   "warning: %s\nwarning: the grammar file has no genotype part (kcla "
+                   "score/assoc/pca need PLINK's six columns per .fam/.bim line)\n",
+                   not_plink.c_str());
+    }
+    g = std::move(file.grammar);
+  } else {
+    g = load_grammar(input, args, progress);
+    write_grammar_hdf5(args.get("output"), g);
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  write_grammar_hdf5(args.get("output"), g);
   const auto m = compute_metrics(g);
-  std::printf("compressed %s -> %s in %.2f s\n", args.positional()[0].c_str(),
-              args.get("output").c_str(), seconds);
+  std::printf("compressed %s -> %s in %.2f s\n", input.c_str(), args.get("output").c_str(),
+              seconds);
+  if (missing_calls >= 0)
+    std::printf(
+        "genotypes: %lld samples x %lld variants, %lld missing calls; the file keeps the .fam, "
+        ".bim and missing calls (kcla score/assoc/pca read it)\n",
+        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(missing_calls));
   print_metrics(std::cout, m);
   return ok;
 }
@@ -246,9 +284,21 @@ int run_info(int argc, char** argv) {
         megabytes(entries / 4).c_str(), megabytes(entries * 4).c_str());
     return ok;
   }
-  const auto g =
-      load_grammar(args.positional()[0], args, !args.has("quiet") && stderr_is_terminal());
-  std::printf("%s\n", args.positional()[0].c_str());
+  const auto path = args.positional()[0];
+  Grammar g;
+  std::string genotypes;
+  if (is_genotype_grammar_hdf5(path)) {
+    auto file = read_genotype_grammar_hdf5(path);
+    genotypes = "genotypes: " + std::to_string(file.grammar.num_rows) + " samples x " +
+                std::to_string(file.grammar.num_cols) + " variants, " +
+                std::to_string(file.missing.count()) + " missing calls, counting " +
+                (file.counted_allele == CountedAllele::a1 ? "A1" : "A2") + "; from " +
+                file.tables.fam_name + " and " + file.tables.bim_name + "\n";
+    g = std::move(file.grammar);
+  } else {
+    g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());
+  }
+  std::printf("%s\n%s", path.c_str(), genotypes.c_str());
   const auto m = compute_metrics(g);
   print_metrics(std::cout, m);
   print_gpu_predictions(g, m);

@@ -2,13 +2,13 @@
 // variance-standardized genotypes (PLINK 2's GRM), by randomized subspace iteration on the
 // grammar; writes OUT.eigenval and OUT.eigenvec in plink2's layout.
 #include "cli_common.hpp"
+#include "genotype_input.hpp"
 
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/genotype_operator.hpp>
 #include <kcla/genotype_pca.hpp>
 #include <kcla/genotype_transform.hpp>
 #include <kcla/plink.hpp>
-#include <kcla/repair.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -20,14 +20,17 @@ namespace {
 
 Command pca_command() {
   Command c("kcla pca FILESET [options]",
-            "Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam): the "
+            "Top principal components of a PLINK 1 fileset (FILESET.bed/.bim/.fam, or the grammar "
+            "file `kcla compress FILESET` wrote): the "
             "eigenpairs of the genomic relationship matrix X X^T / M, X the "
             "variance-standardized genotypes ((G - 2f) / sqrt(2f(1-f)), missing calls "
             "mean-imputed, i.e. 0; variants without variance add 0), M the variants (as plink2 "
             "--pca divides). Randomized block Krylov (or subspace iteration): each iteration one "
             "X^T and one X product on the grammar (the GPU when the build has one), small dense "
             "steps on the host.");
-  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+  c.positional("FILESET",
+               "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam), or a grammar file "
+               "written from one by kcla compress (no reading of the .bed, no RePair)")
       .integer("--components", "K", "principal components (default 10)", 1, 1 << 20)
       .choice("--method", {"krylov", "subspace"},
               "krylov (default: every iterate kept, Rayleigh-Ritz on all of them; host memory "
@@ -45,7 +48,8 @@ Command pca_command() {
       .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32 products")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
-      .integer("--threads", "N", "RePair threads (default 0: all cores)", 0, 1 << 16)
+      .integer("--threads", "N", "RePair threads (default 0: all cores; a fileset only)", 0,
+               1 << 16)
       .text("-o,--output", "BASE", "writes BASE.eigenval and BASE.eigenvec (default: FILESET.kcla)")
       .flag("--quiet", "no progress or summary on stderr")
       .footer(
@@ -91,15 +95,13 @@ int run_pca(int argc, char** argv) {
   const std::string precision = args.get("precision", "fp64");
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
-  const auto plink = read_plink(fileset);
-  const auto alleles = read_plink_alleles(fileset);
-  RepairOptions repair;
-  repair.threads = static_cast<int>(args.get_int("threads", 0));
-  const auto g = compress(plink.matrix, repair);
+  const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
+  const auto& g = input.grammar;
+  const auto& alleles = input.variants.alleles;
   Plink2TransformOptions o;
   o.centering = GenotypeCentering::variance_standardize;
   o.missing = MissingCallPolicy::mean_imputation;
-  auto transform = plink2_transform(genotype_statistics(g, plink.missing), o);
+  auto transform = plink2_transform(genotype_statistics(g, input.missing), o);
   // PLINK's GRM uses the autosomal variants and divides by their number (monomorphic
   // ones add 0 but count); negative coordinates are never loaded.
   std::int64_t variants = 0, ignored = 0;
@@ -129,12 +131,12 @@ int run_pca(int argc, char** argv) {
   double seconds = 0;
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
     using Exec = decltype(exec_tag);
-    result = precision == "fp32" ? run_pca<float, Exec>(g, plink.missing, transform.transform,
+    result = precision == "fp32" ? run_pca<float, Exec>(g, input.missing, transform.transform,
                                                         variants, options, exact, seconds)
-                                 : run_pca<double, Exec>(g, plink.missing, transform.transform,
+                                 : run_pca<double, Exec>(g, input.missing, transform.transform,
                                                          variants, options, exact, seconds);
   });
-  const std::string base = args.get("output", plink_base_name(fileset) + ".kcla");
+  const std::string base = args.get("output", input.output_base + ".kcla");
   char number[32];
   {
     detail::AtomicFile out(base + ".eigenval");
@@ -150,7 +152,7 @@ int run_pca(int argc, char** argv) {
     for (std::int64_t c = 0; c < result.components; ++c) text += "\tPC" + std::to_string(c + 1);
     text += "\n";
     for (std::int64_t i = 0; i < result.samples; ++i) {
-      text += plink.family_ids[i] + "\t" + plink.individual_ids[i];
+      text += input.samples.family_ids[i] + "\t" + input.samples.individual_ids[i];
       for (std::int64_t c = 0; c < result.components; ++c) {
         std::snprintf(number, sizeof(number), "\t%.10g",
                       result.eigenvectors[i * result.components + c]);
@@ -175,10 +177,10 @@ int run_pca(int argc, char** argv) {
     std::printf("eigenvalues:");
     for (double v : result.eigenvalues) std::printf(" %.6g", v);
     if (exact)
-      std::printf("\ntime: read + compress + statistics %.3f s, exact GRM and eigenpairs %.3f s\n",
+      std::printf("\ntime: %s %.3f s, exact GRM and eigenpairs %.3f s\n", preparation_label(input),
                   prepare, seconds);
     else
-      std::printf("\ntime: read + compress + statistics %.3f s, %lld %s iterations %.3f s\n",
+      std::printf("\ntime: %s %.3f s, %lld %s iterations %.3f s\n", preparation_label(input),
                   prepare, static_cast<long long>(options.iterations), method.c_str(), seconds);
     std::printf("wrote %s.eigenval and %s.eigenvec\n", base.c_str(), base.c_str());
   }

@@ -2,6 +2,7 @@
 // Polygenic scores of a PLINK fileset the way `plink2 --score` computes them, on the
 // grammar of the genotypes with the standardization and missing calls applied implicitly.
 #include "cli_common.hpp"
+#include "genotype_input.hpp"
 
 #include <kcla/detail/atomic_file.hpp>
 #include <kcla/detail/line_reader.hpp>
@@ -9,7 +10,6 @@
 #include <kcla/genotype_operator.hpp>
 #include <kcla/genotype_transform.hpp>
 #include <kcla/plink.hpp>
-#include <kcla/repair.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -23,13 +23,16 @@ namespace {
 
 Command score_command() {
   Command c("kcla score FILESET --score FILE [options]",
-            "Scores every sample of a PLINK 1 fileset (FILESET.bed/.bim/.fam) with the weights of "
+            "Scores every sample of a PLINK 1 fileset (FILESET.bed/.bim/.fam, or the grammar file "
+            "`kcla compress FILESET` wrote) with the weights of "
             "a score file, as `plink2 --score FILE 1 2 header-read cols=scoresums [center | "
             "variance-standardize] [no-mean-imputation] --score-col-nums 3-K` does (allele "
             "frequencies over all samples with a call, as plink2 with --nonfounders). The "
             "genotypes are compressed to a grammar and the standardization and missing calls are "
             "applied inside the products; nothing is densified.");
-  c.positional("FILESET", "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam)")
+  c.positional("FILESET",
+               "PLINK 1 fileset (base name, or any of its .bed/.bim/.fam), or a grammar file "
+               "written from one by kcla compress (no reading of the .bed, no RePair)")
       .text("--score", "FILE",
             "variant ID, allele, then one or more weight columns per line; a first line "
             "starting with '#' or with a non-numeric weight is a header (its weight column "
@@ -47,7 +50,7 @@ Command score_command() {
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .choice("--precision", {"fp64", "fp32"}, "fp64 (default) or fp32")
-      .integer("--threads", "N", "RePair threads (0: all)", 0, 1 << 16)
+      .integer("--threads", "N", "RePair threads (0: all; a fileset only)", 0, 1 << 16)
       .text("-o,--output", "FILE",
             "the scores (default: FILESET.kcla.sscore): #FID IID NAME_SUM ...")
       .flag("--quiet", "no summary on stderr");
@@ -70,11 +73,11 @@ bool is_number(std::string_view s) {
   return end == copy.c_str() + copy.size();
 }
 
-ScoreFile read_score_file(const std::string& path, const PlinkGenotypes& plink,
-                          const PlinkAlleles& alleles) {
+ScoreFile read_score_file(const std::string& path, const PlinkVariants& fileset) {
+  const auto& alleles = fileset.alleles;
   std::unordered_map<std::string, std::int64_t> index;
-  for (std::size_t j = 0; j < plink.snp_ids.size(); ++j) index.emplace(plink.snp_ids[j], j);
-  const auto variants = static_cast<std::int64_t>(plink.snp_ids.size());
+  for (std::size_t j = 0; j < fileset.ids.size(); ++j) index.emplace(fileset.ids[j], j);
+  const auto variants = static_cast<std::int64_t>(fileset.ids.size());
   ScoreFile s;
   s.other_allele.assign(static_cast<std::size_t>(variants), false);
   std::vector<bool> seen(static_cast<std::size_t>(variants), false);
@@ -171,14 +174,11 @@ int run_score(int argc, char** argv) {
     throw UsageError("--center and --variance-standardize exclude each other");
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
-  const auto plink = read_plink(fileset);
-  const auto alleles = read_plink_alleles(fileset);
-  const auto file = read_score_file(args.get("score"), plink, alleles);
+  const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
+  const auto& g = input.grammar;
+  const auto file = read_score_file(args.get("score"), input.variants);
   const auto k = static_cast<std::int64_t>(file.names.size());
-  RepairOptions repair;
-  repair.threads = static_cast<int>(args.get_int("threads", 0));
-  const auto g = compress(plink.matrix, repair);
-  const auto stats = genotype_statistics(g, plink.missing);
+  const auto stats = genotype_statistics(g, input.missing);
   Plink2TransformOptions o;
   o.centering = args.has("variance-standardize") ? GenotypeCentering::variance_standardize
                 : args.has("center")             ? GenotypeCentering::center
@@ -208,10 +208,10 @@ int run_score(int argc, char** argv) {
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
     using Exec = decltype(exec_tag);
     y = fp32
-            ? scores<float, Exec>(g, plink.missing, transform.transform, file.weights, k, product)
-            : scores<double, Exec>(g, plink.missing, transform.transform, file.weights, k, product);
+            ? scores<float, Exec>(g, input.missing, transform.transform, file.weights, k, product)
+            : scores<double, Exec>(g, input.missing, transform.transform, file.weights, k, product);
   });
-  const std::string out_path = args.get("output", plink_base_name(fileset) + ".kcla.sscore");
+  const std::string out_path = args.get("output", input.output_base + ".kcla.sscore");
   {
     detail::AtomicFile out(out_path);
     std::string text = "#FID\tIID";
@@ -219,7 +219,7 @@ int run_score(int argc, char** argv) {
     text += "\n";
     char number[32];
     for (std::int64_t i = 0; i < g.num_rows; ++i) {
-      text += plink.family_ids[i] + "\t" + plink.individual_ids[i];
+      text += input.samples.family_ids[i] + "\t" + input.samples.individual_ids[i];
       for (std::int64_t c = 0; c < k; ++c) {
         std::snprintf(number, sizeof(number), "\t%.10g", y[i * k + c]);
         text += number;
@@ -235,7 +235,7 @@ int run_score(int argc, char** argv) {
         "score: %lld samples x %lld variants (%lld scored, %lld missing calls), %lld "
         "score column%s, back end %s\n",
         static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
-        static_cast<long long>(file.matched), static_cast<long long>(plink.num_missing),
+        static_cast<long long>(file.matched), static_cast<long long>(input.missing.count()),
         static_cast<long long>(k), k == 1 ? "" : "s", backend.c_str());
     if (file.negative_position > 0)
       std::printf(
@@ -245,7 +245,7 @@ int run_score(int argc, char** argv) {
     if (zero_variance_scored > 0)
       std::printf("warning: %lld scored variants have no variance and add nothing\n",
                   static_cast<long long>(zero_variance_scored));
-    std::printf("time: read + compress + statistics %.3f s, product %.4f ms\n", prepare,
+    std::printf("time: %s %.3f s, product %.4f ms\n", preparation_label(input), prepare,
                 product * 1e3);
     std::printf("wrote %s\n", out_path.c_str());
   }

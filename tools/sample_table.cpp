@@ -101,8 +101,8 @@ SampleTable read_sample_table(const std::string& path, const std::vector<std::st
   return t;
 }
 
-FamColumns read_fam_columns(const std::string& fam_path, std::size_t samples) {
-  detail::LineReader in(fam_path);
+FamColumns read_fam_columns(const PlinkTables& tables, std::size_t samples) {
+  auto in = detail::LineReader::over_text(tables.fam_name, tables.fam_text);
   std::string_view line;
   std::vector<std::string_view> fields(16);
   FamColumns f;
@@ -117,8 +117,8 @@ FamColumns read_fam_columns(const std::string& fam_path, std::size_t samples) {
     f.phenotype.values.push_back(parse_value(in, fields[5]));
   }
   if (f.founder.size() != samples)
-    throw FormatError(fam_path, "has " + std::to_string(f.founder.size()) +
-                                    " samples, the genotypes " + std::to_string(samples));
+    throw FormatError(tables.fam_name, "has " + std::to_string(f.founder.size()) +
+                                           " samples, the genotypes " + std::to_string(samples));
   return f;
 }
 

@@ -3,6 +3,8 @@
 // missing values -9, NA, nan and '.'.
 #pragma once
 
+#include <kcla/plink.hpp>
+
 #include <string>
 #include <vector>
 
@@ -27,8 +29,9 @@ struct FamColumns {
   std::vector<char> founder;  ///< both parent IDs (columns 3 and 4) are "0"
   SampleTable phenotype;      ///< the sixth column as {PHENO1} (-9 and NA missing)
 };
-/// Throws FormatError naming the file when a line has fewer than six fields or the
-/// number of samples is not `samples`.
-FamColumns read_fam_columns(const std::string& fam_path, std::size_t samples);
+/// Parses the fileset's .fam (from a file or a genotype grammar file); throws FormatError
+/// naming it when a line has fewer than six fields or the number of samples is not
+/// `samples`.
+FamColumns read_fam_columns(const PlinkTables& tables, std::size_t samples);
 
 }  // namespace kcla::cli

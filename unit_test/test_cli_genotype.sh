@@ -114,6 +114,57 @@ run 0 "$kcla" pca panel --components 2 --precision fp32 -o f32
 [ "$(wc -l < f32.eigenval)" -eq 2 ] || fail "f32.eigenval should hold 2 eigenvalues"
 has f32.eigenvec "^#FID	IID	PC1	PC2$"
 
+# A genotype grammar file: compressed once, then scored and analysed without the fileset
+# (only the .h5 in its folder); the same results as from the fileset.
+run 0 "$kcla" compress panel -o panel.h5
+has out.txt "genotypes: 150 samples x 240 variants, [1-9][0-9]* missing calls"
+run 0 "$kcla" info panel.h5
+has out.txt "^genotypes: 150 samples x 240 variants, [1-9][0-9]* missing calls, counting A1"
+mkdir alone && cp panel.h5 alone/
+# same A B: every number of the two files equal to 1e-12 relative (same grammar, same sums)
+same() {
+  python3 - "$1" "$2" <<'PY' || fail "$1 and $2 differ"
+import sys
+a, b = (open(p).read().split() for p in sys.argv[1:3])
+assert len(a) == len(b), "different lengths"
+for x, y in zip(a, b):
+    try:
+        fx, fy = float(x), float(y)
+    except ValueError:
+        assert x == y, (x, y)
+        continue
+    assert abs(fx - fy) <= 1e-12 * max(1.0, abs(fx)), (x, y)
+PY
+}
+for flags in "" "--center" "--variance-standardize --no-mean-imputation"; do
+  # shellcheck disable=SC2086
+  run 0 "$kcla" score panel --score score.txt $flags -o from_fileset.sscore
+  # shellcheck disable=SC2086
+  run 0 "$kcla" score alone/panel.h5 --score score.txt $flags
+  has out.txt "150 samples x 240 variants \(195 scored, [1-9][0-9]* missing calls\)"
+  has out.txt "time: read grammar \+ statistics"
+  has out.txt "wrote alone/panel.kcla.sscore"
+  same from_fileset.sscore alone/panel.kcla.sscore
+done
+run 0 "$kcla" pca alone/panel.h5 --components 3 -o from_grammar
+same randomized.eigenval from_grammar.eigenval
+same randomized.eigenvec from_grammar.eigenvec
+# A grammar without the genotype part, and a damaged one, are named.
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n' > plain.mtx
+run 0 "$kcla" compress plain.mtx -o plain.h5
+run 1 "$kcla" score plain.h5 --score score.txt
+has err.txt "plain.h5.*no genotype part"
+# A fileset whose .bim has only the two columns the matrix needs: a plain grammar, said so.
+cp panel.bed short.bed && cp panel.fam short.fam && awk '{ print $1, $2 }' panel.bim > short.bim
+run 0 "$kcla" compress short -o short.h5
+has err.txt "warning: .*short.bim: line 1: expected 'chromosome snp cM position A1 A2'"
+has err.txt "the grammar file has no genotype part"
+run 1 "$kcla" assoc short.h5
+has err.txt "short.h5.*no genotype part"
+head -c 2000 panel.h5 > cut.h5
+run 1 "$kcla" pca cut.h5
+has err.txt "cut.h5"
+
 # Monomorphic variants in a variance-standardized score: reported, they add nothing.
 awk 'NR == 1 || NR % 5 != 0' score.txt > with_mono.txt
 echo -e "v5\tA\t1.0\t1.0" >> with_mono.txt

@@ -138,6 +138,28 @@ TEST(GenotypeStatistics, CountsPresentCallsAndAlleles) {
   }
 }
 
+TEST(GenotypeStatistics, OverARowSubset) {
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 70, 80, 0.05);
+  const auto g = kcla::compress(p.matrix());
+  std::vector<char> include(static_cast<std::size_t>(p.rows));
+  for (auto& flag : include) flag = gen() % 3 != 0;  // PLINK's founders, say
+  const auto stats = kcla::genotype_statistics(g, p.missing(), include);
+  for (std::int64_t j = 0; j < p.cols; ++j) {
+    double sum = 0;
+    std::int64_t present = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i)
+      if (include[i] && p.calls[i * p.cols + j] != kMissing)
+        sum += p.calls[i * p.cols + j], ++present;
+    EXPECT_EQ(stats.allele_sum[j], sum) << j;
+    EXPECT_EQ(stats.observed[j], present) << j;
+  }
+  const auto none = kcla::genotype_statistics(g, p.missing(), std::vector<char>(include.size(), 0));
+  for (std::int64_t j = 0; j < p.cols; ++j) EXPECT_EQ(none.observed[j], 0);
+  include.pop_back();
+  EXPECT_THROW(kcla::genotype_statistics(g, p.missing(), include), kcla::InvalidArgument);
+}
+
 TEST(Plink2Transform, HandComputedVariant) {
   // One variant, present calls 0, 1, 2, 1 and one missing: f = 4 / 8 = 0.5, 2f = 1,
   // 2f(1-f) = 0.5, so variance-standardized dosages are (G - 1) * sqrt(2).
@@ -269,6 +291,19 @@ TEST(GenotypePca, MatchesDenseEigenpairsOfTheGrm) {
       }
       EXPECT_NEAR(norm, 1.0, 1e-10);
       EXPECT_NEAR(std::abs(dot), 1.0, 1e-6) << "eigenvector " << j;
+    }
+    // The sign is fixed (largest entry positive), so another start gives the same vectors.
+    options.seed = 7;
+    const auto again = kcla::genotype_pca(exec(), op, variants, options);
+    for (std::int64_t j = 0; j < 3; ++j) {
+      double largest = 0, dot = 0;
+      for (std::int64_t i = 0; i < p.rows; ++i) {
+        const double v = pca.eigenvectors[i * 3 + j];
+        if (std::abs(v) > std::abs(largest)) largest = v;
+        dot += v * again.eigenvectors[i * 3 + j];
+      }
+      EXPECT_GT(largest, 0) << "eigenvector " << j;
+      EXPECT_NEAR(dot, 1.0, 1e-6) << "eigenvector " << j << " changed sign with the seed";
     }
   }
   kcla::PcaOptions options;

@@ -39,6 +39,10 @@ struct GenotypeStatistics {
 /// Column sums of the grammar's matrix (one top-down pass on the host, exact in double)
 /// and the present calls per column.
 GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing);
+/// The same over the rows whose `include_row` entry is nonzero (e.g. PLINK's founders);
+/// InvalidArgument when it does not have one entry per row.
+GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing,
+                                       const std::vector<char>& include_row);
 
 enum class GenotypeCentering {
   none,                 ///< dosages as they are

@@ -14,17 +14,28 @@ GenotypeTransform GenotypeTransform::identity(std::int64_t variants) {
 }
 
 GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing) {
+  return genotype_statistics(g, missing,
+                             std::vector<char>(static_cast<std::size_t>(g.num_rows), 1));
+}
+
+GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing,
+                                       const std::vector<char>& include_row) {
   if (missing.num_rows != g.num_rows || missing.num_cols != g.num_cols)
     throw InvalidArgument("genotype_statistics: missing calls are " +
                           std::to_string(missing.num_rows) + " x " +
                           std::to_string(missing.num_cols) + ", the matrix " +
                           std::to_string(g.num_rows) + " x " + std::to_string(g.num_cols));
+  if (static_cast<std::int64_t>(include_row.size()) != g.num_rows)
+    throw InvalidArgument("genotype_statistics: " + std::to_string(include_row.size()) +
+                          " row flags for " + std::to_string(g.num_rows) + " rows");
   GenotypeStatistics s;
   // Column sums: every rule's occurrence count pushed down from the rows (reverse rule
   // order: a rule's parents are later rules), then weighted at the terminals.
   const auto terminals = g.num_terminals();
   std::vector<double> weight(static_cast<std::size_t>(g.num_symbols()), 0.0);
-  for (auto sym : g.sequence) weight[sym] += 1.0;
+  for (std::int64_t r = 0; r < g.num_rows; ++r)
+    if (include_row[static_cast<std::size_t>(r)])
+      for (auto k = g.row_offsets[r]; k < g.row_offsets[r + 1]; ++k) weight[g.sequence[k]] += 1.0;
   for (std::int64_t i = g.num_rules() - 1; i >= 0; --i) {
     weight[g.rule_left[i]] += weight[terminals + i];
     weight[g.rule_right[i]] += weight[terminals + i];
@@ -32,9 +43,16 @@ GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& mis
   s.allele_sum.assign(static_cast<std::size_t>(g.num_cols), 0.0);
   for (std::int64_t t = 0; t < terminals; ++t)
     s.allele_sum[g.terminal_columns[t]] += g.values[g.terminal_values[t]] * weight[t];
-  const auto absent = missing.per_column();
+  std::int64_t included = 0;
+  std::vector<std::int64_t> absent(static_cast<std::size_t>(g.num_cols), 0);
+  for (std::int64_t r = 0; r < g.num_rows; ++r) {
+    if (!include_row[static_cast<std::size_t>(r)]) continue;
+    ++included;
+    for (auto k = missing.row_offsets[r]; k < missing.row_offsets[r + 1]; ++k)
+      ++absent[missing.columns[k]];
+  }
   s.observed.resize(static_cast<std::size_t>(g.num_cols));
-  for (std::int64_t j = 0; j < g.num_cols; ++j) s.observed[j] = g.num_rows - absent[j];
+  for (std::int64_t j = 0; j < g.num_cols; ++j) s.observed[j] = included - absent[j];
   return s;
 }
 

@@ -44,6 +44,40 @@ PlinkAlleles read_plink_alleles(const std::string& path);
 /// The fileset's base name: `path` without a ".bed", ".bim" or ".fam" suffix.
 std::string plink_base_name(const std::string& path);
 
+/// True when `path` names a PLINK 1 fileset: a .bed/.bim/.fam path, or a base name that
+/// is not itself a file but has a .bed beside it.
+bool is_plink_fileset_name(const std::string& path);
+
+/// A fileset's sample and variant tables as text (the .fam's and .bim's bytes), with the
+/// names their errors cite. A genotype grammar file (<kcla/hdf5_genotype_grammar.hpp>)
+/// carries them, so the commands that need IDs and alleles run without the fileset.
+struct PlinkTables {
+  std::string fam_name, fam_text;
+  std::string bim_name, bim_text;
+};
+/// Reads BASE.fam and BASE.bim whole (FormatError naming a file that cannot be read).
+PlinkTables read_plink_tables(const std::string& path);
+
+/// The .fam's columns: IDs (1, 2), parents (3, 4), sex (5) and phenotype (6), as written.
+struct PlinkSamples {
+  std::vector<std::string> family_ids, individual_ids;
+  std::vector<std::string> fathers, mothers, sexes, phenotypes;
+  std::size_t size() const { return individual_ids.size(); }
+  /// PLINK's founders: both parent IDs are "0".
+  bool is_founder(std::size_t sample) const {
+    return fathers[sample] == "0" && mothers[sample] == "0";
+  }
+};
+/// Parses the tables' .fam (six fields per non-blank line) and .bim (as read_plink_alleles,
+/// with the variant IDs); FormatError naming the table and line.
+PlinkSamples parse_plink_samples(const PlinkTables& tables);
+struct PlinkVariants {
+  std::vector<std::string> ids;  ///< column 2
+  PlinkAlleles alleles;          ///< columns 1, 4, 5, 6
+  std::size_t size() const { return ids.size(); }
+};
+PlinkVariants parse_plink_variants(const PlinkTables& tables);
+
 /// Reads BASE.bed, BASE.bim and BASE.fam, where BASE = plink_base_name(path) (so either
 /// the base name or the .bed's path works). Rows come from the .fam's lines, columns from
 /// the .bim's (blank lines are skipped). The .bed must be SNP-major (magic 6c 1b 01) and

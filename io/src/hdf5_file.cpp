@@ -316,6 +316,7 @@ KCLA_HDF5_INSTANTIATE(float)
 KCLA_HDF5_INSTANTIATE(std::int32_t)
 KCLA_HDF5_INSTANTIATE(std::int64_t)
 KCLA_HDF5_INSTANTIATE(std::uint16_t)
+KCLA_HDF5_INSTANTIATE(std::uint8_t)
 #undef KCLA_HDF5_INSTANTIATE
 
 }  // namespace kcla::detail

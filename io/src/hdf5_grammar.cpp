@@ -71,23 +71,16 @@ Grammar read_grammar_group(const Hdf5File& file, hid_t group, const std::string&
   return g;
 }
 
-}  // namespace detail
-
-void write_grammar_hdf5(const std::string& path, const Grammar& g) {
-  g.validate("write_grammar_hdf5");
-  detail::write_atomically(path, [&](const std::string& tmp) {
-    auto file = detail::Hdf5File::create(tmp, path);
-    auto group = file.create_group(kGroup);
-    file.write_attribute(group.get(), "format", std::string(kGrammarFormatName));
-    file.write_attribute(group.get(), "version", std::int64_t{kGrammarFormatVersion});
-    detail::write_grammar_group(file, group.get(), g);
-  });
+void write_grammar_file_group(const Hdf5File& file, const Grammar& g) {
+  auto group = file.create_group(kGroup);
+  file.write_attribute(group.get(), "format", std::string(kGrammarFormatName));
+  file.write_attribute(group.get(), "version", std::int64_t{kGrammarFormatVersion});
+  write_grammar_group(file, group.get(), g);
 }
 
-Grammar read_grammar_hdf5(const std::string& path) try {
-  auto file = detail::Hdf5File::open(path);
+Grammar read_grammar_file_group(const Hdf5File& file) {
   {
-    detail::Hdf5Quiet quiet;
+    Hdf5Quiet quiet;
     if (H5Lexists(file.id(), kGroup, H5P_DEFAULT) <= 0 &&
         H5Lexists(file.id(), "/kcla_block_grammar", H5P_DEFAULT) > 0)
       file.fail("",
@@ -102,7 +95,22 @@ Grammar read_grammar_hdf5(const std::string& path) try {
   if (version < 1 || version > kGrammarFormatVersion)
     file.fail("version", std::to_string(version) + " is not supported (this kcla reads 1.." +
                              std::to_string(kGrammarFormatVersion) + ")");
-  return detail::read_grammar_group(file, group.get(), "");
+  return read_grammar_group(file, group.get(), "");
+}
+
+}  // namespace detail
+
+void write_grammar_hdf5(const std::string& path, const Grammar& g) {
+  g.validate("write_grammar_hdf5");
+  detail::write_atomically(path, [&](const std::string& tmp) {
+    auto file = detail::Hdf5File::create(tmp, path);
+    detail::write_grammar_file_group(file, g);
+  });
+}
+
+Grammar read_grammar_hdf5(const std::string& path) try {
+  auto file = detail::Hdf5File::open(path);
+  return detail::read_grammar_file_group(file);
 } catch (const std::bad_alloc&) {  // even a file too large for memory gives an error naming it
   detail::throw_out_of_memory(path);
 }

@@ -15,4 +15,10 @@ void write_grammar_group(const Hdf5File& file, hid_t group, const Grammar& g);
 /// ("block 3: "), empty for a plain grammar file.
 Grammar read_grammar_group(const Hdf5File& file, hid_t group, const std::string& what);
 
+/// The single grammar of a grammar file: its group, format attributes and arrays.
+void write_grammar_file_group(const Hdf5File& file, const Grammar& g);
+/// Checks the format attributes and reads the grammar (a block grammar file is named as
+/// such in the error).
+Grammar read_grammar_file_group(const Hdf5File& file);
+
 }  // namespace kcla::detail

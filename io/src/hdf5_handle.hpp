@@ -80,6 +80,10 @@ template <>
 inline hid_t hdf5_native_type<std::uint16_t>() {
   return H5T_NATIVE_UINT16;
 }
+template <>
+inline hid_t hdf5_native_type<std::uint8_t>() {
+  return H5T_NATIVE_UINT8;
+}
 
 /// True when the file datatype `type` is the native type `native` in either byte order
 /// (same class, size, sign and bit layout: a float type with other exponent or mantissa

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace kcla::detail {
 
@@ -32,6 +33,30 @@ LineReader::LineReader(const std::string& path) : path_(path) {
                      ? initial_buffer_bytes
                      : static_cast<std::size_t>(std::clamp<std::uint64_t>(
                            file_size_ + 1, min_buffer_bytes, initial_buffer_bytes)));
+}
+
+LineReader LineReader::over_text(const std::string& name, std::string_view text) {
+  LineReader r;
+  r.path_ = name;
+  r.buffer_.assign(text.begin(), text.end());
+  r.buffer_.push_back('\0');  // so data() + begin_ is valid even for an empty text
+  r.end_ = text.size();
+  r.at_eof_ = true;
+  r.file_size_ = text.size();
+  return r;
+}
+
+LineReader::LineReader(LineReader&& other) noexcept
+    : path_(std::move(other.path_)),
+      file_(other.file_),
+      buffer_(std::move(other.buffer_)),
+      begin_(other.begin_),
+      end_(other.end_),
+      at_eof_(other.at_eof_),
+      line_number_(other.line_number_),
+      file_size_(other.file_size_),
+      consumed_(other.consumed_) {
+  other.file_ = nullptr;
 }
 
 LineReader::~LineReader() {

@@ -51,11 +51,11 @@ bool PlinkAlleles::is_autosome(std::int64_t variant) const {
   return detail::parse_integer(code, number) && number >= 1 && number <= 22;
 }
 
-PlinkAlleles read_plink_alleles(const std::string& path) {
-  const std::string bim_path = plink_base_name(path) + ".bim";
-  detail::LineReader in(bim_path);
+namespace {
+
+/// Columns 1, 2, 4, 5 and 6 of a .bim (`ids` may be null).
+void parse_bim(detail::LineReader& in, PlinkAlleles& a, std::vector<std::string>* ids) {
   std::string_view line, fields[6];
-  PlinkAlleles a;
   while (in.next(line)) {
     if (detail::is_blank(line)) continue;
     const auto n = detail::split_fields(line, fields, 6);
@@ -69,8 +69,75 @@ PlinkAlleles read_plink_alleles(const std::string& path) {
     a.chromosomes.emplace_back(fields[0]);
     a.allele1.emplace_back(fields[4]);
     a.allele2.emplace_back(fields[5]);
+    if (ids) ids->emplace_back(fields[1]);
   }
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!f) throw FormatError(path, std::string("cannot open: ") + std::strerror(errno));
+  std::string text;
+  char buffer[1 << 16];
+  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;)
+    text.append(buffer, got);
+  if (std::ferror(f.get()))
+    throw FormatError(path, std::string("read error: ") + std::strerror(errno));
+  return text;
+}
+
+}  // namespace
+
+PlinkAlleles read_plink_alleles(const std::string& path) {
+  detail::LineReader in(plink_base_name(path) + ".bim");
+  PlinkAlleles a;
+  parse_bim(in, a, nullptr);
   return a;
+}
+
+bool is_plink_fileset_name(const std::string& path) {
+  struct stat info {};
+  const auto is_regular = [&](const std::string& p) {
+    return stat(p.c_str(), &info) == 0 && S_ISREG(info.st_mode);
+  };
+  return ends_with(path, ".bed") || ends_with(path, ".bim") || ends_with(path, ".fam") ||
+         (!is_regular(path) && is_regular(path + ".bed"));
+}
+
+PlinkTables read_plink_tables(const std::string& path) {
+  const std::string base = plink_base_name(path);
+  PlinkTables t;
+  t.fam_name = base + ".fam";
+  t.bim_name = base + ".bim";
+  t.fam_text = read_whole_file(t.fam_name);
+  t.bim_text = read_whole_file(t.bim_name);
+  return t;
+}
+
+PlinkSamples parse_plink_samples(const PlinkTables& tables) {
+  auto in = detail::LineReader::over_text(tables.fam_name, tables.fam_text);
+  std::string_view line, fields[6];
+  PlinkSamples s;
+  while (in.next(line)) {
+    if (detail::is_blank(line)) continue;
+    const auto n = detail::split_fields(line, fields, 6);
+    if (n < 6)
+      in.fail("expected 'family individual father mother sex phenotype', found " +
+              std::to_string(n) + " fields");
+    s.family_ids.emplace_back(fields[0]);
+    s.individual_ids.emplace_back(fields[1]);
+    s.fathers.emplace_back(fields[2]);
+    s.mothers.emplace_back(fields[3]);
+    s.sexes.emplace_back(fields[4]);
+    s.phenotypes.emplace_back(fields[5]);
+  }
+  return s;
+}
+
+PlinkVariants parse_plink_variants(const PlinkTables& tables) {
+  auto in = detail::LineReader::over_text(tables.bim_name, tables.bim_text);
+  PlinkVariants v;
+  parse_bim(in, v.alleles, &v.ids);
+  return v;
 }
 
 namespace {

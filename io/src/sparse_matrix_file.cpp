@@ -6,19 +6,12 @@
 #include <kcla/plink.hpp>
 #include <kcla/vcf.hpp>
 
-#include <sys/stat.h>
-
 namespace kcla {
 
 namespace {
 
 bool has_extension(const std::string& path, const std::string& ext) {
   return path.size() > ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
-}
-
-bool is_regular_file(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode);
 }
 
 }  // namespace
@@ -28,9 +21,7 @@ CsrMatrix<double> read_sparse_matrix(const std::string& path) {
   if (has_extension(path, ".graph")) return read_metis_graph(path);
   if (has_extension(path, ".ms") || has_extension(path, ".scrm")) return read_ms(path).matrix;
   if (is_vcf_file_name(path)) return read_vcf(path).matrix;
-  if (has_extension(path, ".bed") || has_extension(path, ".bim") || has_extension(path, ".fam") ||
-      (!is_regular_file(path) && is_regular_file(path + ".bed")))
-    return read_plink(path).matrix;
+  if (is_plink_fileset_name(path)) return read_plink(path).matrix;
   throw FormatError(path,
                     "unknown kind of matrix file: expected .mtx (Matrix Market), .bed or a "
                     "PLINK base name, .vcf/.vcf.gz/.bcf (VCF/BCF), .ms/.scrm (ms output) or "

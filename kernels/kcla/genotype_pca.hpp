@@ -49,11 +49,29 @@ struct PcaOptions {
 
 struct PcaResult {
   std::int64_t samples = 0, components = 0;
-  std::vector<double> eigenvalues;   ///< of X X^T / variants, descending
-  std::vector<double> eigenvectors;  ///< samples x components, row-major, unit columns
+  std::vector<double> eigenvalues;  ///< of X X^T / variants, descending
+  /// samples x components, row-major, unit columns; each column's entry of largest
+  /// magnitude is positive (an eigenvector's sign is arbitrary: this fixes it, so runs
+  /// whose sums differ in rounding write the same vectors).
+  std::vector<double> eigenvectors;
 };
 
 namespace detail {
+
+/// Flips every eigenvector whose entry of largest magnitude is negative (as scikit-learn's
+/// svd_flip does).
+inline void orient_eigenvectors(PcaResult& r) {
+  for (std::int64_t j = 0; j < r.components; ++j) {
+    double largest = 0;
+    for (std::int64_t i = 0; i < r.samples; ++i) {
+      const double v = r.eigenvectors[static_cast<std::size_t>(i * r.components + j)];
+      if (std::abs(v) > std::abs(largest)) largest = v;
+    }
+    if (largest < 0)
+      for (std::int64_t i = 0; i < r.samples; ++i)
+        r.eigenvectors[static_cast<std::size_t>(i * r.components + j)] *= -1.0;
+  }
+}
 
 /// Rayleigh-Ritz: the eigenpairs of the symmetric dim x dim matrix `t` (the operator
 /// projected on an orthonormal basis) give the top k eigenvalues (divided by `variants`)
@@ -77,6 +95,7 @@ PcaResult ritz_pairs(std::int64_t n, std::int64_t k, std::int64_t variants, std:
       for (std::int64_t j = 0; j < k; ++j)
         result.eigenvectors[i * k + j] += q * vectors[a * dim + j];
     }
+  orient_eigenvectors(result);
   return result;
 }
 
@@ -262,6 +281,7 @@ PcaResult genotype_pca_exact(const ExecutionSpace& exec,
   for (std::int64_t i = 0; i < n; ++i)
     for (std::int64_t j = 0; j < components; ++j)
       result.eigenvectors[i * components + j] = vectors[i * n + j];
+  detail::orient_eigenvectors(result);
   return result;
 }
 

@@ -13,13 +13,16 @@
 #     --threads N       threads of both programs (default 2)
 #     --kcla-args "..." extra kcla assoc options (e.g. "--backend cuda")
 #     --work DIR        folder for the outputs (default: a temporary one, removed)
+#     --grammar F.h5    kcla reads F.h5 (`kcla compress PLINK_BASE -o F.h5`, done before,
+#                       untimed) instead of the fileset: no .bed read, no RePair
 #
 # Variants whose founders' ALT frequency is exactly 1/2 may differ in A1 (plink2 breaks
 # such ties by rules of its own): there the statistics must agree up to the slope's sign.
 # Exit status 1 on any other difference. Needs plink2 and python3.
 set -euo pipefail
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 kcla=build/tools/kcla
+grammar=
 threads=2
 kcla_args=
 pheno=
@@ -37,6 +40,7 @@ while [ $# -gt 0 ]; do
     --omit-ref) omit_ref=1; shift ;;
     --threads) threads=${2:?}; shift 2 ;;
     --kcla-args) kcla_args=${2:?}; shift 2 ;;
+    --grammar) grammar=$(realpath "${2:?}"); shift 2 ;;
     --work) work=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -47,6 +51,7 @@ done
 # shellcheck source=plink2_compare_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/plink2_compare_lib.sh"
 enter_work_dir "${positional[0]}"
+kcla_input=${grammar:-$base}
 plink_args=(--bfile "$base" --threads "$threads")
 kcla_opts=()
 [ -n "$pheno" ] && plink_args+=(--pheno "$pheno") && kcla_opts+=(--pheno "$pheno")
@@ -61,7 +66,7 @@ plink2 "${plink_args[@]}" --glm "${modifiers[@]}" --out p >/dev/null 2>&1 ||
   { echo "plink2 failed (see $work/p.log)"; exit 1; }
 t1=$(now)
 # shellcheck disable=SC2086
-OMP_NUM_THREADS=$threads "$kcla" assoc "$base" "${kcla_opts[@]}" --threads "$threads" \
+OMP_NUM_THREADS=$threads "$kcla" assoc "$kcla_input" "${kcla_opts[@]}" --threads "$threads" \
   $kcla_args -o k > k.txt
 t2=$(now)
 plink2 --bfile "$base" --freq --out f >/dev/null 2>&1 || { echo "plink2 --freq failed"; exit 1; }

@@ -13,13 +13,16 @@
 #                       whose GRM divides each pair by the variants both samples have a call
 #                       for (the two agree on filesets without missing calls)
 #     --work DIR        folder for the outputs (default: a temporary one, removed)
+#     --grammar F.h5    kcla reads F.h5 (`kcla compress PLINK_BASE -o F.h5`, done before,
+#                       untimed) instead of the fileset: no .bed read, no RePair
 #
 # plink2 runs with --nonfounders and --bad-freqs (kcla's frequencies are over every sample).
 # Exit status 1 when an eigenvalue differs by more than 1 %, one of the top 5 eigenvectors
 # correlates below 0.99 or a principal angle exceeds 5 degrees. Needs plink2 and python3.
 set -euo pipefail
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 kcla=build/tools/kcla
+grammar=
 components=10
 threads=2
 kcla_args=
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
     --components) components=${2:?}; shift 2 ;;
     --threads) threads=${2:?}; shift 2 ;;
     --kcla-args) kcla_args=${2:?}; shift 2 ;;
+    --grammar) grammar=$(realpath "${2:?}"); shift 2 ;;
     --work) work=${2:?}; shift 2 ;;
     --approx) approx=approx; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -43,6 +47,7 @@ done
 # shellcheck source=plink2_compare_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/plink2_compare_lib.sh"
 enter_work_dir "${positional[0]}"
+kcla_input=${grammar:-$base}
 now() { date +%s.%N; }
 t0=$(now)
 # shellcheck disable=SC2086
@@ -50,7 +55,7 @@ plink2 --bfile "$base" --pca $approx "$components" --nonfounders --bad-freqs --t
   --out p >/dev/null 2>&1 || { echo "plink2 failed (see $work/p.log)"; exit 1; }
 t1=$(now)
 # shellcheck disable=SC2086
-OMP_NUM_THREADS=$threads "$kcla" pca "$base" --components "$components" --threads "$threads" \
+OMP_NUM_THREADS=$threads "$kcla" pca "$kcla_input" --components "$components" --threads "$threads" \
   $kcla_args -o k > k.txt
 t2=$(now)
 cat k.txt

@@ -9,14 +9,17 @@
 #     --columns K     weight columns (default 4)
 #     --threads N     threads of both programs (default 2)
 #     --work DIR      folder for the weights and outputs (default: a temporary one, removed)
+#     --grammar F.h5  kcla reads F.h5 (`kcla compress PLINK_BASE -o F.h5`, done before,
+#                     untimed) instead of the fileset: no .bed read, no RePair
 #
 # plink2 runs with --nonfounders (kcla's frequencies are over every sample with a call) and
 # --bad-freqs (small panels). Needs plink2 and python3. Exit status 1 when a mode differs by
 # more than 1e-5.
 set -euo pipefail
 
-usage() { sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 kcla=build/tools/kcla
+grammar=
 columns=4
 threads=2
 work=
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
     --kcla) kcla=${2:?}; shift 2 ;;
     --columns) columns=${2:?}; shift 2 ;;
     --threads) threads=${2:?}; shift 2 ;;
+    --grammar) grammar=$(realpath "${2:?}"); shift 2 ;;
     --work) work=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -36,6 +40,7 @@ done
 # shellcheck source=plink2_compare_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/plink2_compare_lib.sh"
 enter_work_dir "${positional[0]}"
+kcla_input=${grammar:-$base}
 
 python3 - "$base.bim" "$columns" <<'PY'
 import random, sys
@@ -106,7 +111,7 @@ for centering in "" center variance-standardize; do
     flags=()
     [ -n "$centering" ] && flags+=("--$centering")
     [ -n "$imputation" ] && flags+=("--$imputation")
-    OMP_NUM_THREADS=$threads "$kcla" score "$base" --score "$weights" "${flags[@]}" \
+    OMP_NUM_THREADS=$threads "$kcla" score "$kcla_input" --score "$weights" "${flags[@]}" \
       --threads "$threads" -o k.sscore > k.txt
     t2=$(now)
     diff=$(compare k.sscore p.sscore)

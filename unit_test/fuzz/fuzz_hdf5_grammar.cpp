@@ -1,6 +1,8 @@
-// libFuzzer target: the input is an HDF5 grammar or block grammar file (docs/fuzzing.md). HDF5
+// libFuzzer target: the input is an HDF5 grammar, genotype grammar or block grammar file
+// (docs/fuzzing.md). HDF5
 // itself is Debian's uninstrumented library: a memory error inside it shows only when it crashes.
 #include <kcla/hdf5_block_grammar.hpp>
+#include <kcla/hdf5_genotype_grammar.hpp>
 #include <kcla/hdf5_grammar.hpp>
 
 #include "fuzz_support.hpp"
@@ -15,6 +17,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       b->validate("read_block_grammar_hdf5");
     } catch (const std::exception& e) {
       kcla::fuzz::finding("read_block_grammar_hdf5 returned an invalid block grammar", e.what());
+    }
+  }
+  kcla::is_genotype_grammar_hdf5(path);
+  const auto genotypes =
+      kcla::fuzz::read_or_reject([&] { return kcla::read_genotype_grammar_hdf5(path); });
+  if (genotypes) {
+    try {
+      genotypes->grammar.validate("read_genotype_grammar_hdf5");
+      genotypes->missing.validate("read_genotype_grammar_hdf5: missing calls");
+      if (static_cast<std::int64_t>(kcla::parse_plink_samples(genotypes->tables).size()) !=
+              genotypes->grammar.num_rows ||
+          static_cast<std::int64_t>(kcla::parse_plink_variants(genotypes->tables).size()) !=
+              genotypes->grammar.num_cols)
+        kcla::fuzz::finding("read_genotype_grammar_hdf5: tables disagree with the grammar", "");
+    } catch (const std::exception& e) {
+      kcla::fuzz::finding("read_genotype_grammar_hdf5 returned invalid parts", e.what());
     }
   }
   const auto g = kcla::fuzz::read_or_reject([&] { return kcla::read_grammar_hdf5(path); });

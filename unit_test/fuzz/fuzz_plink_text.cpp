@@ -56,6 +56,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       kcla::fuzz::finding(
           "read_plink: id lists disagree with the matrix",
           std::to_string(r->matrix.num_rows) + " x " + std::to_string(r->matrix.num_cols));
+    // The tables as a genotype grammar file carries them (PLINK's six fields per line,
+    // where read_plink needs two): where they parse, the same samples and variants.
+    const auto tables = kcla::read_plink_tables(base);
+    const auto samples =
+        kcla::fuzz::read_or_reject([&] { return kcla::parse_plink_samples(tables); });
+    const auto variants =
+        kcla::fuzz::read_or_reject([&] { return kcla::parse_plink_variants(tables); });
+    if ((samples && samples->individual_ids != r->individual_ids) ||
+        (variants && variants->ids != r->snp_ids))
+      kcla::fuzz::finding(
+          "parse_plink_samples/variants disagree with read_plink",
+          std::to_string(r->matrix.num_rows) + " x " + std::to_string(r->matrix.num_cols));
   }
   return 0;
 }

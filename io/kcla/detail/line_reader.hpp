@@ -17,9 +17,14 @@ class LineReader {
  public:
   /// Opens `path`; throws FormatError when it cannot be opened.
   explicit LineReader(const std::string& path);
+  /// Reads the lines of `text` (a file's content kept elsewhere, e.g. inside an HDF5
+  /// file); errors name `name`.
+  static LineReader over_text(const std::string& name, std::string_view text);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
+  LineReader(LineReader&& other) noexcept;
+  LineReader& operator=(LineReader&&) = delete;
 
   /// The next line without its line ending ("\n" or "\r\n"); false at the end of the file.
   /// The view stays valid until the next call.
@@ -41,6 +46,7 @@ class LineReader {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  LineReader() = default;
   std::string path_;
   std::FILE* file_ = nullptr;
   std::vector<char> buffer_;
