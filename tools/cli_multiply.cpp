@@ -58,6 +58,10 @@ Command multiply_command() {
                "full array on a GPU, long rows: symbols of C per team of the row phase "
                "(default 0: automatic)",
                0)
+      .choice("--row-tickets", {"auto", "rows", "chunks"},
+              "full array on a GPU, dataflow and fused launches: the row phase's tickets, one "
+              "team per row or chunks of C (default auto: rows where the mean row is longer "
+              "than a warp reduces whole and no longer than a chunk)")
       .choice("--backend", {"cuda", "openmp", "serial"},
               "where the products run (default: the build's default device)")
       .integer("--repeat", "N",
@@ -207,6 +211,10 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
                               : leaf_table == "never" ? LeafTable::never
                                                       : LeafTable::automatic;
   options.tuning.row_chunk_symbols = args.get_int("row-chunk", 0);
+  const auto row_tickets = args.get("row-tickets", "auto");
+  options.tuning.row_tickets = row_tickets == "rows"     ? RowTickets::rows
+                               : row_tickets == "chunks" ? RowTickets::chunks
+                                                         : RowTickets::automatic;
   options.expected_vectors = B;
   if (args.has("workspace"))
     options.workspace_budget_bytes = parse_bytes(args.get("workspace"), "workspace");

@@ -21,12 +21,12 @@ struct SweepConfig {
   /// spaces never build the terminal table, so there they would repeat another config).
   LeafTable leaf_table = LeafTable::automatic;
   /// SweepTuning::row_chunk_symbols; above 0 on device spaces only (64: the smallest
-  /// chunks, so that most rows of a test matrix are cut and combined from partials, and the
-  /// ticketed kernels take chunks; kWholeC: one chunk, so they take one team per row).
+  /// chunks, so that most rows of a test matrix are cut and combined from partials).
   std::int64_t row_chunk_symbols = 0;
+  /// SweepTuning::row_tickets; rows / chunks on device spaces only (the ticketed kernels'
+  /// row phase with one team per row, or with chunks, whatever the test matrix's rows).
+  RowTickets row_tickets = RowTickets::automatic;
 };
-
-inline constexpr std::int64_t kWholeC = std::int64_t{1} << 40;
 
 inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::per_level},
@@ -51,17 +51,20 @@ inline constexpr SweepConfig kSweepConfigs[] = {
     {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic,
      64},
     {SweepSchedule::full_array, SweepLaunch::fused, 1, SlotOrder::rule, LeafTable::automatic, 64},
-    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic,
-     kWholeC},
-    {SweepSchedule::full_array, SweepLaunch::fused, 1, SlotOrder::rule, LeafTable::automatic,
-     kWholeC},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic, 0,
+     RowTickets::rows},
+    {SweepSchedule::full_array, SweepLaunch::fused, 1, SlotOrder::rule, LeafTable::automatic, 0,
+     RowTickets::rows},
+    {SweepSchedule::full_array, SweepLaunch::dataflow, 1, SlotOrder::rule, LeafTable::automatic, 0,
+     RowTickets::chunks},
 };
 
-/// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table
-/// and row_chunk_symbols).
+/// Whether configuration c tests anything on ExecutionSpace (see SweepConfig::leaf_table,
+/// row_chunk_symbols and row_tickets).
 template <class ExecutionSpace>
 bool runs_on(const SweepConfig& c) {
-  return (c.leaf_table == LeafTable::automatic && c.row_chunk_symbols == 0) ||
+  return (c.leaf_table == LeafTable::automatic && c.row_chunk_symbols == 0 &&
+          c.row_tickets == RowTickets::automatic) ||
          !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                      typename ExecutionSpace::memory_space>::accessible;
 }
@@ -74,6 +77,7 @@ inline GrammarMatrixOptions sweep_options(const SweepConfig& c) {
   options.tuning.slot_order = c.slot_order;
   options.tuning.leaf_table = c.leaf_table;
   options.tuning.row_chunk_symbols = c.row_chunk_symbols;
+  options.tuning.row_tickets = c.row_tickets;
   if (c.phase_levels > 1) {
     auto machine = SweepMachine::for_host();
     machine.launch_seconds = machine.graph_node_seconds = machine.level_wait_seconds = 1.0;

@@ -52,6 +52,12 @@ run 2 "$kcla" multiply m.h5 --leaf-table sometimes
 run 0 "$kcla" multiply m.h5 --row-chunk 64 --launch dataflow --verify --repeat 2
 has out.txt "verify: .*OK"
 run 2 "$kcla" multiply m.h5 --row-chunk -5
+# And the ticketed kernels' row tickets.
+for tickets in rows chunks; do
+  run 0 "$kcla" multiply m.h5 --row-tickets "$tickets" --launch dataflow --verify --repeat 2
+  has out.txt "verify: .*OK"
+done
+run 2 "$kcla" multiply m.h5 --row-tickets some
 run 0 "$kcla" multiply m.h5 --precision fp64 --schedule layered --launch per_level --verify --repeat 2
 has out.txt "schedule layered/per_level"
 # y = M x with x = 1: row sums 6 (rows 1, 4, 7), 12 (rows 2, 5, 8), 8 (rows 3, 6).

@@ -105,6 +105,12 @@ struct SweepMachine {
 /// least twice as many symbols as there are terminals.
 enum class LeafTable { automatic, always, never };
 
+/// Full array on a device, ticketed launches (dataflow, fused): what one ticket of the row
+/// phase reduces. automatic: one row per team where the mean row is longer than a warp
+/// reduces whole (inside chunks) yet no longer than a chunk, chunks of C otherwise
+/// (docs/level-phases.md); rows, chunks: always that.
+enum class RowTickets { automatic, rows, chunks };
+
 /// Experimental tuning of the grammar sweep: knobs measured on one GPU (docs/gpu-notes.md);
 /// names and defaults may change between versions. The defaults are what kcla chooses.
 struct SweepTuning {
@@ -127,6 +133,8 @@ struct SweepTuning {
   /// per thread, at least one chunk per multiprocessor, at most as many chunks as teams the
   /// device holds at once (docs/level-phases.md).
   std::int64_t row_chunk_symbols = 0;
+  /// Full array on a device, dataflow and fused launches: the row phase's tickets.
+  RowTickets row_tickets = RowTickets::automatic;
 };
 
 struct SweepPrediction {

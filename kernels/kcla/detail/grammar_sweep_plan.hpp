@@ -164,14 +164,21 @@ void prepare_plan(const GrammarMatrix<Scalar, MemorySpace>& A, std::int64_t vect
   } else if constexpr (sweeps_on_host<ExecutionSpace>) {
     add_host_row_tickets<ExecutionSpace>(A, vectors, false, add);
   } else {
-    // The ticketed kernels take whichever of rows and chunks cuts C finer: one team per row
-    // where rows are many and short (a ticket's team then passes one group tree, and the
-    // teams spread over every row at once), chunks where a few rows are long.
+    // The ticketed kernels give each row a team of its own where the mean row is longer
+    // than what one warp reduces whole inside a chunk (short rows go to warps there) but
+    // no longer than a chunk (longer rows are cut into chunks and their partials combined).
     const std::int64_t symbols = static_cast<std::int64_t>(A.row_symbols.extent(0));
     const std::int64_t chunks = (symbols + plan.chunk_symbols - 1) / plan.chunk_symbols;
+    const std::int64_t warp_items =
+        row_warp_lanes<ExecutionSpace>() * kRowGatherBatch * kRowChunkBatches;
+    const std::int64_t mean_row = rows > 0 ? symbols / rows : 0;
+    const auto choice = A.options().tuning.row_tickets;
+    const bool team_per_row = choice == RowTickets::rows ||
+                              (choice == RowTickets::automatic && mean_row * vectors > warp_items &&
+                               mean_row <= plan.chunk_symbols);
     if (!uses_row_chunks(A))
       add(depth + 1, rows_serial, 0, rows, per_ticket);
-    else if (rows >= chunks)
+    else if (team_per_row)
       add(depth + 1, rows_team, 0, rows, 1);
     else
       add(depth + 1, row_chunks, 0, chunks, 1);
