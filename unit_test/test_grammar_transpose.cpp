@@ -1,8 +1,10 @@
 // kcla::multiply_transpose (z = A^T y) on the default execution space against the CSR and
 // dense references, in every semiring and launch form; the transpose schedule's invariants.
+#include <kcla/grammar_metrics.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
 #include <kcla/repair.hpp>
+#include <kcla/sweep_cost_model.hpp>
 #include <kcla/transpose_schedule.hpp>
 
 #include <gtest/gtest.h>
@@ -195,14 +197,31 @@ TEST(GrammarTranspose, SameBitsOnEveryRun) {
 
 TEST(GrammarTranspose, AutomaticLaunchIsTheMachines) {
   // The automatic left product takes the machine's transpose_launch (on a device; host
-  // spaces run per level), and gives the same bits either way.
+  // spaces run per level), and gives the same bits either way. Automatic there: the launch
+  // the cost model gives the grammar's full-array right product (dataflow or else graph).
   auto gen = kcla::test::rng();
   const auto a = kcla::test::random_genotypes(gen, 120, 900, 6, 5);
   const auto g = kcla::compress(a);
   auto options = with_products(kcla::GrammarProducts::transpose);
   auto machine = kcla::SweepMachine::for_memory_space<memory>();
-  const kcla::GrammarMatrix<float, memory> plain(g, options);
-  EXPECT_EQ(plain.transpose_launch(), machine.transpose_launch);
+  EXPECT_EQ(machine.transpose_launch, kcla::SweepLaunch::automatic);
+  const auto metrics = kcla::compute_metrics(g);
+  for (auto right : {kcla::SweepLaunch::automatic, kcla::SweepLaunch::dataflow,
+                     kcla::SweepLaunch::graph, kcla::SweepLaunch::per_level}) {
+    options.tuning.launch = right;
+    const kcla::GrammarMatrix<float, memory> plain(g, options);
+    const auto predicted = kcla::predict_sweep(metrics, kcla::SweepSchedule::full_array, right,
+                                               options.expected_vectors, 4, machine);
+    EXPECT_EQ(plain.transpose_launch(), predicted.launch == kcla::SweepLaunch::dataflow
+                                            ? kcla::SweepLaunch::dataflow
+                                            : kcla::SweepLaunch::graph)
+        << kcla::to_string(right);
+  }
+  options.tuning.launch = kcla::SweepLaunch::automatic;
+  machine.transpose_launch = kcla::SweepLaunch::graph;
+  options.tuning.machine = machine;
+  EXPECT_EQ((kcla::GrammarMatrix<float, memory>(g, options).transpose_launch()),
+            kcla::SweepLaunch::graph);
   machine.transpose_launch = kcla::SweepLaunch::dataflow;
   options.tuning.machine = machine;
   kcla::GrammarMatrix<float, memory> A(g, options);

@@ -169,13 +169,22 @@ class GrammarMatrix {
           options.tuning.max_phase_levels > 0 ? options.tuning.max_phase_levels
                                               : machine.phase_levels_for(options.expected_vectors));
     const LevelPhases* planned = may_run_full_array ? &phases : nullptr;
-    transpose_launch_ = machine.transpose_launch;
     prediction_ =
         options.schedule == SweepSchedule::automatic
             ? choose_sweep(metrics_, options.expected_vectors, sizeof(Scalar),
                            options.tuning.launch, options.workspace_budget_bytes, machine, planned)
             : predict_sweep(metrics_, options.schedule, options.tuning.launch,
                             options.expected_vectors, sizeof(Scalar), machine, planned);
+    // The left product's automatic launch: the machine's, or (automatic there) the launch the
+    // cost model gives this grammar's full-array right product: the two directions walk the
+    // same levels, and the dataflow form won or lost in both on the same panels (runs 59-64).
+    transpose_launch_ = machine.transpose_launch;
+    if (transpose_launch_ == SweepLaunch::automatic)
+      transpose_launch_ = predict_sweep(metrics_, SweepSchedule::full_array, options.tuning.launch,
+                                        options.expected_vectors, sizeof(Scalar), machine, planned)
+                                      .launch == SweepLaunch::dataflow
+                              ? SweepLaunch::dataflow
+                              : SweepLaunch::graph;
     if (options.products != GrammarProducts::transpose) {
       if (prediction_.schedule == SweepSchedule::full_array)
         load(detail::build_full_array_schedule(grammar, levels, phases.tops,

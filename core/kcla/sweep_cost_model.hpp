@@ -79,8 +79,10 @@ struct SweepMachine {
   /// symbols as there are terminals); the prediction's workspace counts it.
   bool terminal_table = false;
   /// What SweepLaunch::automatic becomes for the left product (kcla::multiply_transpose)
-  /// on a device: graph or dataflow (values of at most 4 bytes; wider ones run the graph).
-  SweepLaunch transpose_launch = SweepLaunch::graph;
+  /// on a device: graph or dataflow (values of at most 4 bytes; wider ones run the graph),
+  /// or automatic: dataflow where the model gives the grammar's full-array right product the
+  /// dataflow launch, graph otherwise.
+  SweepLaunch transpose_launch = SweepLaunch::automatic;
   /// What SweepLaunch::automatic becomes. On the H200 the fused (ticketed) kernel measured
   /// 10-30x slower than per-level launches (docs/gpu-notes.md), on two host cores ~2x
   /// faster.
