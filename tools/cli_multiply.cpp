@@ -263,10 +263,15 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
       throw UsageError("--compare measures plus_times fp32 products only");
   }
   const bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory>::accessible;
+  // The left product's launch as it runs: the automatic one is the matrix's, dataflow
+  // needs values of at most 4 bytes (wider ones run the graph), host spaces run per level.
+  SweepLaunch left = A.options().tuning.launch != SweepLaunch::automatic
+                         ? A.options().tuning.launch
+                         : (host ? SweepLaunch::per_level : A.transpose_launch());
+  if (left == SweepLaunch::dataflow)
+    left = host ? SweepLaunch::per_level : sizeof(T) > 4 ? SweepLaunch::graph : left;
   out.schedule =
-      transpose ? std::string("transpose/") + (A.options().tuning.launch != SweepLaunch::automatic
-                                                   ? to_string(A.options().tuning.launch)
-                                                   : (host ? "per_level" : "graph"))
+      transpose ? std::string("transpose/") + to_string(left)
                 : std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
   out.device_bytes = A.device_bytes();
   auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);

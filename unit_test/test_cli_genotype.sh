@@ -177,6 +177,12 @@ for s in plus_times boolean min_plus; do
   has out.txt "multiply \(transposed, z = A\^T y\): 150 x 240"
   has out.txt "OK"
 done
+# The launch it names is the one that ran: host threads run the left product per level,
+# whatever launch was asked for.
+for launch in auto dataflow; do
+  run 0 "$kcla" multiply panel.bed --transpose --launch "$launch" --repeat 1
+  has out.txt "schedule transpose/per_level"
+done
 
 # Errors name the file and what is wrong.
 echo -e "v1\tC\t1.0\t2.0" > bad_allele.txt
