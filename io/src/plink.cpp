@@ -1,5 +1,7 @@
 #include <kcla/plink.hpp>
 
+#include "binary_file.hpp"
+
 #include <kcla/detail/line_reader.hpp>
 #include <kcla/detail/memory_limit.hpp>
 #include <kcla/detail/text_fields.hpp>
@@ -73,18 +75,6 @@ void parse_bim(detail::LineReader& in, PlinkAlleles& a, std::vector<std::string>
   }
 }
 
-std::string read_whole_file(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!f) throw FormatError(path, std::string("cannot open: ") + std::strerror(errno));
-  std::string text;
-  char buffer[1 << 16];
-  for (std::size_t got; (got = std::fread(buffer, 1, sizeof buffer, f.get())) > 0;)
-    text.append(buffer, got);
-  if (std::ferror(f.get()))
-    throw FormatError(path, std::string("read error: ") + std::strerror(errno));
-  return text;
-}
-
 }  // namespace
 
 PlinkAlleles read_plink_alleles(const std::string& path) {
@@ -108,8 +98,11 @@ PlinkTables read_plink_tables(const std::string& path) {
   PlinkTables t;
   t.fam_name = base + ".fam";
   t.bim_name = base + ".bim";
-  t.fam_text = read_whole_file(t.fam_name);
-  t.bim_text = read_whole_file(t.bim_name);
+  // Whole-file reads bounded by memory (a sparse file of 2^40 bytes is an error naming it).
+  const auto fam = detail::read_array_file<char>(t.fam_name);
+  const auto bim = detail::read_array_file<char>(t.bim_name);
+  t.fam_text.assign(fam.begin(), fam.end());
+  t.bim_text.assign(bim.begin(), bim.end());
   return t;
 }
 
