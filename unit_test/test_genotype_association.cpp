@@ -2,6 +2,7 @@
 // variant and phenotype the design [1 C g] over the samples with the phenotype, every
 // covariate and the call present, solved by Gram-Schmidt QR in long double (no normal
 // equations, no shared sums); the p-values from Student's t (tested on its own).
+#include <kcla/block_compress.hpp>
 #include <kcla/genotype_association.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/student_t.hpp>
@@ -159,6 +160,29 @@ TEST(GenotypeAssociation, MatchesPerVariantLeastSquaresWithMissingValues) {
       expect_matches_reference(panel, d, r);
     }
   }
+}
+
+// A panel compressed in column blocks (as kcla compress --block-cols writes it): the scan
+// over the block grammar gives the reference's statistics too.
+TEST(GenotypeAssociation, OverColumnBlocksMatchesPerVariantLeastSquares) {
+  auto gen = kcla::test::rng();
+  const Panel panel = kcla::test::random_panel(gen, 250, 97, 0.03);
+  const auto a = panel.matrix();
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 20;  // five blocks, the last narrower
+  const auto blocks = kcla::compress_blocks(source, o);
+  ASSERT_EQ(blocks.layout.num_blocks(), 5);
+  const auto d = random_data(panel, 3, 2, gen);
+  const auto r = kcla::linear_association<double>(exec(), blocks, panel.missing(), d);
+  ASSERT_EQ(r.variants, panel.cols);
+  expect_matches_reference(panel, d, r);
+  // A rank's share is refused: the scan needs every block.
+  auto share = blocks;
+  share.block_ids.pop_back();
+  share.grammars.pop_back();
+  EXPECT_THROW(kcla::linear_association<double>(exec(), share, panel.missing(), d),
+               kcla::InvalidArgument);
 }
 
 TEST(GenotypeAssociation, SinglePrecisionProductsStayClose) {

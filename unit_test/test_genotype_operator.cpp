@@ -1,6 +1,7 @@
 // kcla::GenotypeOperator and plink2_transform against a dense standardized matrix built
 // directly from PLINK 2's definitions (frequencies over present calls, 2f centering,
 // 1/sqrt(2f(1-f)) scaling, mean imputation or none, either allele counted).
+#include <kcla/block_compress.hpp>
 #include <kcla/genotype_operator.hpp>
 #include <kcla/genotype_pca.hpp>
 #include <kcla/genotype_transform.hpp>
@@ -64,11 +65,24 @@ std::vector<double> dense_standardized(const Panel& p, kcla::GenotypeCentering c
   return x;
 }
 
+// The panel in column blocks of `block_cols` (as kcla compress --block-cols makes them).
+kcla::BlockGrammar column_blocks(const Panel& p, std::int64_t block_cols) {
+  const auto a = p.matrix();
+  kcla::CsrColumnBlockSource source(a);
+  kcla::BlockCompressOptions o;
+  o.block_cols = block_cols;
+  return kcla::compress_blocks(source, o);
+}
+
+/// block_cols > 0: the operator over the panel's column blocks instead of one grammar.
 template <class Scalar>
-void check_operator(const Panel& p, std::int64_t B, double tolerance, std::mt19937_64& gen) {
+void check_operator(const Panel& p, std::int64_t B, double tolerance, std::mt19937_64& gen,
+                    std::int64_t block_cols = 0) {
   const auto g = kcla::compress(p.matrix());
+  const auto blocks = column_blocks(p, block_cols > 0 ? block_cols : p.cols);
   const auto missing = p.missing();
-  const auto stats = kcla::genotype_statistics(g, missing);
+  const auto stats = block_cols > 0 ? kcla::genotype_statistics(blocks, missing)
+                                    : kcla::genotype_statistics(g, missing);
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto centering : {kcla::GenotypeCentering::none, kcla::GenotypeCentering::center,
                          kcla::GenotypeCentering::variance_standardize})
@@ -82,7 +96,10 @@ void check_operator(const Panel& p, std::int64_t B, double tolerance, std::mt199
       for (std::size_t j = 0; j < o.other_allele.size(); ++j) o.other_allele[j] = gen() % 3 == 0;
       const auto t = kcla::plink2_transform(stats, o);
       const auto x = dense_standardized(p, centering, policy, o.other_allele);
-      kcla::GenotypeOperator<Scalar, memory> op(g, missing, t.transform);
+      const auto op = block_cols > 0
+                          ? kcla::GenotypeOperator<Scalar, memory>(blocks, missing, t.transform)
+                          : kcla::GenotypeOperator<Scalar, memory>(g, missing, t.transform);
+      ASSERT_EQ(op.blocked(), block_cols > 0);
 
       std::vector<double> w(static_cast<std::size_t>(p.cols * B)),
           y(static_cast<std::size_t>(p.rows * B));
@@ -200,6 +217,46 @@ TEST(GenotypeOperator, MatchesDenseStandardizedMatrix) {
     check_operator<float>(random_panel(gen, 50, 200, 0.1), B, 2e-5, gen);
   }
   check_operator<double>(random_panel(gen, 40, 60, 0.0), 3, 1e-11, gen);  // no missing call
+}
+
+TEST(GenotypeOperator, OverColumnBlocksMatchesDenseStandardizedMatrix) {
+  auto gen = kcla::test::rng();
+  check_operator<double>(random_panel(gen, 70, 130, 0.03), 1, 1e-11, gen, 32);
+  check_operator<double>(random_panel(gen, 60, 90, 0.05), 3, 1e-11, gen, 17);
+  check_operator<float>(random_panel(gen, 50, 200, 0.1), 4, 2e-5, gen, 64);
+}
+
+TEST(GenotypeStatistics, OverColumnBlocksEqualsOneGrammar) {
+  auto gen = kcla::test::rng();
+  const auto p = random_panel(gen, 80, 111, 0.04);
+  const auto blocks = column_blocks(p, 25);
+  ASSERT_EQ(blocks.layout.num_blocks(), 5);
+  std::vector<char> include(static_cast<std::size_t>(p.rows));
+  for (auto& f : include) f = gen() % 3 != 0;
+  const auto g = kcla::compress(p.matrix());
+  const auto want = kcla::genotype_statistics(g, p.missing(), include);
+  const auto got = kcla::genotype_statistics(blocks, p.missing(), include);
+  EXPECT_EQ(got.allele_sum, want.allele_sum);
+  EXPECT_EQ(got.observed, want.observed);
+  // Squared counts against the calls themselves.
+  const auto squares = kcla::column_square_sums(blocks, include);
+  EXPECT_EQ(squares, kcla::column_square_sums(g, include));
+  for (std::int64_t j = 0; j < p.cols; ++j) {
+    double want_square = 0;
+    for (std::int64_t i = 0; i < p.rows; ++i) {
+      const int c = p.calls[i * p.cols + j];
+      if (include[i] && c != kMissing) want_square += c * c;
+    }
+    EXPECT_EQ(squares[j], want_square) << j;
+  }
+  auto share = blocks;
+  share.block_ids.erase(share.block_ids.begin());
+  share.grammars.erase(share.grammars.begin());
+  EXPECT_THROW(kcla::genotype_statistics(share, p.missing()), kcla::InvalidArgument);
+  EXPECT_THROW(kcla::column_square_sums(blocks, std::vector<char>(3, 1)), kcla::InvalidArgument);
+  EXPECT_THROW((kcla::GenotypeOperator<double, memory>(
+                   share, p.missing(), kcla::GenotypeTransform::identity(p.cols))),
+               kcla::InvalidArgument);
 }
 
 TEST(GenotypeOperator, RejectsMismatchedInputs) {

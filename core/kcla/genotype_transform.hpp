@@ -9,6 +9,7 @@
 // missing calls or none, scores of either allele).
 #pragma once
 
+#include <kcla/block_grammar.hpp>
 #include <kcla/grammar.hpp>
 #include <kcla/missing_calls.hpp>
 
@@ -43,6 +44,18 @@ GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& mis
 /// InvalidArgument when it does not have one entry per row.
 GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing,
                                        const std::vector<char>& include_row);
+/// The same over a complete block grammar (every block held; blocks that overlap add, the
+/// plus-times reading): per block one top-down pass, its sums placed at its columns.
+/// InvalidArgument on a partial block grammar (a rank's share) or mismatched shapes.
+GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls& missing);
+GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls& missing,
+                                       const std::vector<char>& include_row);
+
+/// Per column, the sum of the squared entries over the rows whose `include_row` entry is
+/// nonzero (a missing call is stored as 0 and adds nothing): what a linear association scan
+/// needs beside G^T y. One top-down pass per grammar on the host, exact in double.
+std::vector<double> column_square_sums(const Grammar& g, const std::vector<char>& include_row);
+std::vector<double> column_square_sums(const BlockGrammar& g, const std::vector<char>& include_row);
 
 enum class GenotypeCentering {
   none,                 ///< dosages as they are

@@ -13,6 +13,75 @@ GenotypeTransform GenotypeTransform::identity(std::int64_t variants) {
   return t;
 }
 
+namespace {
+
+void check_shapes(std::int64_t rows, std::int64_t cols, const MissingCalls& missing,
+                  const std::vector<char>& include_row) {
+  if (missing.num_rows != rows || missing.num_cols != cols)
+    throw InvalidArgument("genotype_statistics: missing calls are " +
+                          std::to_string(missing.num_rows) + " x " +
+                          std::to_string(missing.num_cols) + ", the matrix " +
+                          std::to_string(rows) + " x " + std::to_string(cols));
+  if (static_cast<std::int64_t>(include_row.size()) != rows)
+    throw InvalidArgument("genotype_statistics: " + std::to_string(include_row.size()) +
+                          " row flags for " + std::to_string(rows) + " rows");
+}
+
+/// sums[col_begin + j] += the sum over the included rows (row_begin + r) of the grammar's
+/// entry (r, j), squared when `squared`. Every rule's occurrence count is pushed down from
+/// the rows (reverse rule order: a rule's parents are later rules), then weighted at the
+/// terminals.
+void add_column_sums(const Grammar& g, std::int64_t row_begin, std::int64_t col_begin,
+                     const std::vector<char>& include_row, bool squared,
+                     std::vector<double>& sums) {
+  const auto terminals = g.num_terminals();
+  std::vector<double> weight(static_cast<std::size_t>(g.num_symbols()), 0.0);
+  for (std::int64_t r = 0; r < g.num_rows; ++r)
+    if (include_row[static_cast<std::size_t>(row_begin + r)])
+      for (auto k = g.row_offsets[r]; k < g.row_offsets[r + 1]; ++k) weight[g.sequence[k]] += 1.0;
+  for (std::int64_t i = g.num_rules() - 1; i >= 0; --i) {
+    weight[g.rule_left[i]] += weight[terminals + i];
+    weight[g.rule_right[i]] += weight[terminals + i];
+  }
+  for (std::int64_t t = 0; t < terminals; ++t) {
+    const double v = g.values[g.terminal_values[t]];
+    sums[static_cast<std::size_t>(col_begin + g.terminal_columns[t])] +=
+        (squared ? v * v : v) * weight[t];
+  }
+}
+
+/// Present calls per column over the included rows.
+std::vector<std::int64_t> observed_calls(const MissingCalls& missing,
+                                         const std::vector<char>& include_row) {
+  std::int64_t included = 0;
+  std::vector<std::int64_t> absent(static_cast<std::size_t>(missing.num_cols), 0);
+  for (std::int64_t r = 0; r < missing.num_rows; ++r) {
+    if (!include_row[static_cast<std::size_t>(r)]) continue;
+    ++included;
+    for (auto k = missing.row_offsets[r]; k < missing.row_offsets[r + 1]; ++k)
+      ++absent[missing.columns[k]];
+  }
+  std::vector<std::int64_t> observed(absent.size());
+  for (std::size_t j = 0; j < absent.size(); ++j) observed[j] = included - absent[j];
+  return observed;
+}
+
+void require_complete(const BlockGrammar& g, const char* what) {
+  if (!g.complete())
+    throw InvalidArgument(std::string(what) + ": the block grammar holds " +
+                          std::to_string(g.block_ids.size()) + " of its " +
+                          std::to_string(g.layout.num_blocks()) +
+                          " blocks (a rank's share); the sums need every block");
+}
+
+void check_flags(std::int64_t rows, const std::vector<char>& include_row, const char* what) {
+  if (static_cast<std::int64_t>(include_row.size()) != rows)
+    throw InvalidArgument(std::string(what) + ": " + std::to_string(include_row.size()) +
+                          " row flags for " + std::to_string(rows) + " rows");
+}
+
+}  // namespace
+
 GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing) {
   return genotype_statistics(g, missing,
                              std::vector<char>(static_cast<std::size_t>(g.num_rows), 1));
@@ -20,40 +89,48 @@ GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& mis
 
 GenotypeStatistics genotype_statistics(const Grammar& g, const MissingCalls& missing,
                                        const std::vector<char>& include_row) {
-  if (missing.num_rows != g.num_rows || missing.num_cols != g.num_cols)
-    throw InvalidArgument("genotype_statistics: missing calls are " +
-                          std::to_string(missing.num_rows) + " x " +
-                          std::to_string(missing.num_cols) + ", the matrix " +
-                          std::to_string(g.num_rows) + " x " + std::to_string(g.num_cols));
-  if (static_cast<std::int64_t>(include_row.size()) != g.num_rows)
-    throw InvalidArgument("genotype_statistics: " + std::to_string(include_row.size()) +
-                          " row flags for " + std::to_string(g.num_rows) + " rows");
+  check_shapes(g.num_rows, g.num_cols, missing, include_row);
   GenotypeStatistics s;
-  // Column sums: every rule's occurrence count pushed down from the rows (reverse rule
-  // order: a rule's parents are later rules), then weighted at the terminals.
-  const auto terminals = g.num_terminals();
-  std::vector<double> weight(static_cast<std::size_t>(g.num_symbols()), 0.0);
-  for (std::int64_t r = 0; r < g.num_rows; ++r)
-    if (include_row[static_cast<std::size_t>(r)])
-      for (auto k = g.row_offsets[r]; k < g.row_offsets[r + 1]; ++k) weight[g.sequence[k]] += 1.0;
-  for (std::int64_t i = g.num_rules() - 1; i >= 0; --i) {
-    weight[g.rule_left[i]] += weight[terminals + i];
-    weight[g.rule_right[i]] += weight[terminals + i];
-  }
   s.allele_sum.assign(static_cast<std::size_t>(g.num_cols), 0.0);
-  for (std::int64_t t = 0; t < terminals; ++t)
-    s.allele_sum[g.terminal_columns[t]] += g.values[g.terminal_values[t]] * weight[t];
-  std::int64_t included = 0;
-  std::vector<std::int64_t> absent(static_cast<std::size_t>(g.num_cols), 0);
-  for (std::int64_t r = 0; r < g.num_rows; ++r) {
-    if (!include_row[static_cast<std::size_t>(r)]) continue;
-    ++included;
-    for (auto k = missing.row_offsets[r]; k < missing.row_offsets[r + 1]; ++k)
-      ++absent[missing.columns[k]];
-  }
-  s.observed.resize(static_cast<std::size_t>(g.num_cols));
-  for (std::int64_t j = 0; j < g.num_cols; ++j) s.observed[j] = included - absent[j];
+  add_column_sums(g, 0, 0, include_row, false, s.allele_sum);
+  s.observed = observed_calls(missing, include_row);
   return s;
+}
+
+GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls& missing) {
+  return genotype_statistics(g, missing,
+                             std::vector<char>(static_cast<std::size_t>(g.num_rows()), 1));
+}
+
+GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls& missing,
+                                       const std::vector<char>& include_row) {
+  require_complete(g, "genotype_statistics");
+  check_shapes(g.num_rows(), g.num_cols(), missing, include_row);
+  GenotypeStatistics s;
+  s.allele_sum.assign(static_cast<std::size_t>(g.num_cols()), 0.0);
+  for (std::size_t i = 0; i < g.grammars.size(); ++i)
+    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin,
+                    include_row, false, s.allele_sum);
+  s.observed = observed_calls(missing, include_row);
+  return s;
+}
+
+std::vector<double> column_square_sums(const Grammar& g, const std::vector<char>& include_row) {
+  check_flags(g.num_rows, include_row, "column_square_sums");
+  std::vector<double> sums(static_cast<std::size_t>(g.num_cols), 0.0);
+  add_column_sums(g, 0, 0, include_row, true, sums);
+  return sums;
+}
+
+std::vector<double> column_square_sums(const BlockGrammar& g,
+                                       const std::vector<char>& include_row) {
+  require_complete(g, "column_square_sums");
+  check_flags(g.num_rows(), include_row, "column_square_sums");
+  std::vector<double> sums(static_cast<std::size_t>(g.num_cols()), 0.0);
+  for (std::size_t i = 0; i < g.grammars.size(); ++i)
+    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin,
+                    include_row, true, sums);
+  return sums;
 }
 
 Plink2Transform plink2_transform(const GenotypeStatistics& stats,

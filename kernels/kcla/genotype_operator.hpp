@@ -14,8 +14,14 @@
 //
 // w, scores, y, z: rank-1 Views or rank-2 LayoutRight (B vectors, vectors innermost) in the
 // operator's memory space. One product at a time per operator (it owns its buffers).
+//
+// A panel too large for one grammar comes as a block grammar (column blocks compressed
+// independently, kcla compress --block-cols): the same operator over a BlockGrammar runs
+// the block matrix's products (every block held; BlockMatrixOptions bound its device memory).
 #pragma once
 
+#include <kcla/block_grammar_matrix.hpp>
+#include <kcla/block_grammar_multiply.hpp>
 #include <kcla/error.hpp>
 #include <kcla/genotype_transform.hpp>
 #include <kcla/grammar_matrix.hpp>
@@ -76,6 +82,47 @@ class GenotypeOperator {
                    const GenotypeTransform& transform,
                    const GrammarMatrixOptions& options = both_directions())
       : rows_(g.num_rows), cols_(g.num_cols) {
+    set_maps(missing, transform);
+    matrix_ = GrammarMatrix<Scalar, MemorySpace>(g, options);
+  }
+
+  /// Over a block grammar holding every block (InvalidArgument for a rank's share: the
+  /// shift and missing-call terms are the whole matrix's). `block_options` as for
+  /// BlockGrammarMatrix; streamed (out-of-core) blocks have right products only, so a
+  /// device budget that streams needs `options.products = right`.
+  GenotypeOperator(const BlockGrammar& g, const MissingCalls& missing,
+                   const GenotypeTransform& transform, const GrammarMatrixOptions& options,
+                   const BlockMatrixOptions& block_options = {})
+      : rows_(g.num_rows()), cols_(g.num_cols()), blocked_(true) {
+    if (!g.complete())
+      throw InvalidArgument("kcla::GenotypeOperator: the block grammar holds " +
+                            std::to_string(g.block_ids.size()) + " of its " +
+                            std::to_string(g.layout.num_blocks()) + " blocks; it needs all");
+    set_maps(missing, transform);
+    blocks_ = BlockGrammarMatrix<Scalar, MemorySpace>(g, options, block_options);
+  }
+  GenotypeOperator(const BlockGrammar& g, const MissingCalls& missing,
+                   const GenotypeTransform& transform)
+      : GenotypeOperator(g, missing, transform, both_directions()) {}
+
+  std::int64_t num_rows() const { return rows_; }
+  std::int64_t num_cols() const { return cols_; }
+  /// True when the operator runs a block grammar (block_matrix()), false for one grammar
+  /// (matrix()).
+  bool blocked() const { return blocked_; }
+  const GrammarMatrix<Scalar, MemorySpace>& matrix() const { return matrix_; }
+  const BlockGrammarMatrix<Scalar, MemorySpace>& block_matrix() const { return blocks_; }
+  std::int64_t device_bytes() const {
+    return (blocked_ ? blocks_.device_bytes() : matrix_.device_bytes()) +
+           static_cast<std::int64_t>((scale_.span() + shift_.span() + delta_.span()) *
+                                         sizeof(Scalar) +
+                                     missing_row_offsets_.span() * 8 + missing_columns_.span() * 4 +
+                                     missing_col_offsets_.span() * 8 + missing_rows_.span() * 4 +
+                                     buffer_.span() * sizeof(Scalar) + sums_.span() * 8);
+  }
+
+ private:
+  void set_maps(const MissingCalls& missing, const GenotypeTransform& transform) {
     missing.validate("kcla::GenotypeOperator: missing calls");
     if (missing.num_rows != rows_ || missing.num_cols != cols_)
       throw InvalidArgument("kcla::GenotypeOperator: missing calls are " +
@@ -87,7 +134,6 @@ class GenotypeOperator {
       throw InvalidArgument("kcla::GenotypeOperator: the transform has " +
                             std::to_string(transform.size()) + " variants, the matrix " +
                             std::to_string(cols_) + " columns");
-    matrix_ = GrammarMatrix<Scalar, MemorySpace>(g, options);
     std::vector<Scalar> delta(static_cast<std::size_t>(cols_));
     std::vector<Scalar> scale(delta.size()), shift(delta.size());
     for (std::int64_t j = 0; j < cols_; ++j) {
@@ -113,17 +159,22 @@ class GenotypeOperator {
     missing_rows_ = upload(col_rows, "kcla::genotype::missing_rows");
   }
 
-  std::int64_t num_rows() const { return rows_; }
-  std::int64_t num_cols() const { return cols_; }
-  const GrammarMatrix<Scalar, MemorySpace>& matrix() const { return matrix_; }
-  std::int64_t device_bytes() const {
-    return matrix_.device_bytes() +
-           static_cast<std::int64_t>((scale_.span() + shift_.span() + delta_.span()) *
-                                         sizeof(Scalar) +
-                                     missing_row_offsets_.span() * 8 + missing_columns_.span() * 4 +
-                                     missing_col_offsets_.span() * 8 + missing_rows_.span() * 4 +
-                                     buffer_.span() * sizeof(Scalar) + sums_.span() * 8);
+  template <class ExecutionSpace, class XView, class YView>
+  void grammar_product(const ExecutionSpace& exec, const XView& x, const YView& y) const {
+    if (blocked_)
+      multiply(exec, blocks_, x, y);
+    else
+      multiply(exec, matrix_, x, y);
   }
+  template <class ExecutionSpace, class YView, class ZView>
+  void grammar_product_transpose(const ExecutionSpace& exec, const YView& y, const ZView& z) const {
+    if (blocked_)
+      multiply_transpose(exec, blocks_, y, z);
+    else
+      multiply_transpose(exec, matrix_, y, z);
+  }
+
+ public:
 
   /// y = X w: w has num_cols rows, y num_rows (B vectors each for rank-2 Views).
   template <class ExecutionSpace, class WView, class YView>
@@ -138,8 +189,8 @@ class GenotypeOperator {
     Kokkos::parallel_for(
         "kcla::genotype::scale_w", range(exec, 0, cols_ * B),
         KOKKOS_LAMBDA(std::int64_t k) { aw[k] = scale(k / B) * wp[k]; });
-    multiply(exec, matrix_, as_matrix(static_cast<const Scalar*>(aw), cols_, B),
-             as_matrix(yp, rows_, B));
+    grammar_product(exec, as_matrix(static_cast<const Scalar*>(aw), cols_, B),
+                    as_matrix(yp, rows_, B));
     double* sums = weighted_sums(exec, wp, shift_, cols_, B);
     const auto offsets = missing_row_offsets_;
     const auto columns = missing_columns_;
@@ -162,7 +213,7 @@ class GenotypeOperator {
     const std::int64_t B = vectors(y);
     const Scalar* yp = y.data();
     Scalar* zp = z.data();
-    multiply_transpose(exec, matrix_, as_matrix(yp, rows_, B), as_matrix(zp, cols_, B));
+    grammar_product_transpose(exec, as_matrix(yp, rows_, B), as_matrix(zp, cols_, B));
     double* sums = weighted_sums(exec, yp, view<Scalar>(), rows_, B);
     const auto offsets = missing_col_offsets_;
     const auto missing_rows = missing_rows_;
@@ -232,7 +283,9 @@ class GenotypeOperator {
   }
 
   std::int64_t rows_ = 0, cols_ = 0;
+  bool blocked_ = false;
   GrammarMatrix<Scalar, MemorySpace> matrix_;
+  BlockGrammarMatrix<Scalar, MemorySpace> blocks_;
   view<Scalar> scale_, shift_, delta_;
   view<std::int64_t> missing_row_offsets_, missing_col_offsets_;
   view<std::int32_t> missing_columns_, missing_rows_;
