@@ -71,11 +71,11 @@ use --a1 alt (and plink2's omit-ref) to compare such variants.)");
 
 // Per variant: true when A1 is the .bim's sixth column (REF), i.e. ALT (what the matrix
 // counts) has frequency above 1/2 over the founders' present calls.
-std::vector<char> a1_is_ref(const Grammar& g, const MissingCalls& missing,
-                            const std::vector<char>& founder) {
-  const auto founders = genotype_statistics(g, missing, founder);
-  std::vector<char> ref(static_cast<std::size_t>(g.num_cols), 0);
-  for (std::int64_t j = 0; j < g.num_cols; ++j) {
+std::vector<char> a1_is_ref(const GenotypeInput& input, const std::vector<char>& founder) {
+  const auto founders =
+      input.visit([&](const auto& g) { return genotype_statistics(g, input.missing, founder); });
+  std::vector<char> ref(static_cast<std::size_t>(input.num_variants()), 0);
+  for (std::int64_t j = 0; j < input.num_variants(); ++j) {
     const auto calls = founders.observed[j];
     ref[j] = calls > 0 && founders.allele_sum[j] > static_cast<double>(calls);  // frequency > 1/2
   }
@@ -151,7 +151,6 @@ int run_assoc(int argc, char** argv) {
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
   const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
-  const auto& g = input.grammar;
   const auto& alleles = input.variants.alleles;
   const auto& ids = input.samples;
   const auto n = ids.size();
@@ -169,7 +168,7 @@ int run_assoc(int argc, char** argv) {
     all_phenotypes = keep_fam ? join_columns(fam.phenotype, file, n) : file;
   }
   const std::string a1 = args.get("a1", "minor");
-  const auto ref_counted = a1 == "minor" ? a1_is_ref(g, input.missing, fam.founder)
+  const auto ref_counted = a1 == "minor" ? a1_is_ref(input, fam.founder)
                                          : std::vector<char>(alleles.positions.size(), 0);
   const auto phenotypes = select_columns(all_phenotypes, args.get("pheno-name"), "--pheno-name", n);
   SampleTable covariates;
@@ -229,9 +228,11 @@ int run_assoc(int argc, char** argv) {
   double seconds = 0;
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec) {
     const auto start = std::chrono::steady_clock::now();
-    result = precision == "fp32"
-                 ? linear_association<float>(exec, g, input.missing, data, options)
-                 : linear_association<double>(exec, g, input.missing, data, options);
+    input.visit([&](const auto& g) {
+      result = precision == "fp32"
+                   ? linear_association<float>(exec, g, input.missing, data, options)
+                   : linear_association<double>(exec, g, input.missing, data, options);
+    });
     seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   });
   const std::string base = args.get("output", input.output_base + ".kcla");
@@ -244,7 +245,7 @@ int run_assoc(int argc, char** argv) {
         "#CHROM\tPOS\tID\tREF\tALT\tA1\tTEST\tOBS_CT\tBETA\tSE\tT_STAT\tP\tERRCODE\n";
     char number[160];
     written = failed = 0;
-    for (std::int64_t j = 0; j < g.num_cols; ++j) {
+    for (std::int64_t j = 0; j < input.num_variants(); ++j) {
       if (alleles.positions[j] < 0) continue;
       const auto at = j * data.phenotypes + static_cast<std::int64_t>(p);
       const auto status = result.status[at];
@@ -273,7 +274,7 @@ int run_assoc(int argc, char** argv) {
     std::printf(
         "assoc: %lld samples x %lld variants (%lld tested, %lld missing calls), %lld "
         "covariate%s, %zu phenotype%s, back end %s, %s\n",
-        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(input.num_samples()), static_cast<long long>(input.num_variants()),
         static_cast<long long>(written), static_cast<long long>(input.missing.count()),
         static_cast<long long>(data.covariates), data.covariates == 1 ? "" : "s", analysed.size(),
         analysed.size() == 1 ? "" : "s", backend.c_str(), precision.c_str());

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace kcla::cli {
 
@@ -79,6 +80,39 @@ std::string megabytes(double bytes) {
   return text;
 }
 
+/// The genotype part of PLINK fileset `input` (its tables and the missing calls given), or
+/// nothing, with a warning, when its tables lack PLINK's six columns (read_plink needs two
+/// fields per line): the file then holds the matrix alone.
+std::optional<GenotypePart> plink_genotype_part(const std::string& input, MissingCalls missing,
+                                                const char* file_kind) {
+  GenotypePart part;
+  part.tables = read_plink_tables(input);
+  part.missing = std::move(missing);
+  try {
+    parse_plink_samples(part.tables);
+    parse_plink_variants(part.tables);
+  } catch (const FormatError& e) {
+    std::fprintf(stderr,
+                 "warning: %s\nwarning: the %s file has no genotype part (kcla "
+                 "score/assoc/pca need PLINK's six columns per .fam/.bim line)\n",
+                 e.what(), file_kind);
+    return std::nullopt;
+  }
+  return part;
+}
+
+bool is_plink_input(const std::string& input) {
+  return is_plink_fileset_name(input) && !is_hdf5_file(input);
+}
+
+void print_genotype_part(const GenotypePart& part) {
+  std::printf(
+      "genotypes: %lld samples x %lld variants, %lld missing calls; the file keeps the .fam, "
+      ".bim and missing calls (kcla score/assoc/pca read it)\n",
+      static_cast<long long>(part.missing.num_rows), static_cast<long long>(part.missing.num_cols),
+      static_cast<long long>(part.missing.count()));
+}
+
 int compress_in_blocks(const Arguments& args, bool progress) {
   const auto input = args.positional()[0];
   const auto output = args.get("output");
@@ -105,7 +139,12 @@ int compress_in_blocks(const Arguments& args, bool progress) {
   BlockCompressStats stats;
   BlockLayout layout;
   std::int64_t grammar_symbols = 0;
+  std::optional<GenotypePart> genotypes;
   if (ranks > 1) {
+    if (rank == 0 && is_plink_input(input))
+      std::fprintf(stderr,
+                   "warning: under mpirun the block grammar file gets no genotype part; "
+                   "compress the fileset in one process for kcla score/assoc/pca\n");
 #if KCLA_HAVE_MPI
     const auto share = compress_blocks(MPI_COMM_WORLD, *source, options, &stats);
     for (const auto& g : share.grammars) grammar_symbols += g.num_rules() + g.row_offsets.back();
@@ -125,6 +164,11 @@ int compress_in_blocks(const Arguments& args, bool progress) {
           writer.append(id, extent, g);
         },
         &stats);
+    if (is_plink_input(input)) {
+      // A second pass over the .bed for the missing calls (the blocks read them as 0).
+      genotypes = plink_genotype_part(input, read_plink_missing_calls(input), "block grammar");
+      if (genotypes) writer.append_genotypes(*genotypes);
+    }
     writer.finish(layout);
   }
   if (progress && rank == 0) std::fprintf(stderr, "\n");
@@ -140,6 +184,7 @@ int compress_in_blocks(const Arguments& args, bool progress) {
               static_cast<long long>(layout.num_rows), static_cast<long long>(layout.num_cols),
               static_cast<long long>(stats.nonzeros), static_cast<long long>(layout.num_blocks()),
               static_cast<long long>(layout.num_blocks() ? layout.blocks[0].cols() : 0));
+  if (genotypes) print_genotype_part(*genotypes);
   std::printf("throughput: %.2f M nonzeros/s; peak RSS %s (rank 0), budget high-water %s\n",
               static_cast<double>(stats.nonzeros) / seconds / 1e6,
               megabytes(static_cast<double>(peak_rss_bytes())).c_str(),
@@ -203,33 +248,24 @@ int run_compress(int argc, char** argv) {
   const auto input = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
   Grammar g;
-  std::int64_t missing_calls = -1;
-  if (is_plink_fileset_name(input) && !is_hdf5_file(input)) {
+  std::optional<GenotypePart> genotypes;
+  if (is_plink_input(input)) {
     // A genotype grammar file: the grammar and what score/assoc/pca need besides it.
-    GenotypeGrammar file;
     auto plink = read_plink(input);
-    file.tables = read_plink_tables(input);
-    file.grammar = compress(plink.matrix, repair_options_from(args, progress));
+    g = compress(plink.matrix, repair_options_from(args, progress));
     if (progress) std::fprintf(stderr, "\n");
-    file.missing = std::move(plink.missing);
-    std::string not_plink;  // read_plink needs two fields per line, PLINK's tables have six
-    try {
-      parse_plink_samples(file.tables);
-      parse_plink_variants(file.tables);
-    } catch (const FormatError& e) {
-      not_plink = e.what();
-    }
-    if (not_plink.empty()) {
+    genotypes = plink_genotype_part(input, std::move(plink.missing), "grammar");
+    if (genotypes) {
+      GenotypeGrammar file;
+      file.grammar = std::move(g);
+      file.missing = std::move(genotypes->missing);
+      file.tables = std::move(genotypes->tables);
       write_genotype_grammar_hdf5(args.get("output"), file);
-      missing_calls = file.missing.count();
+      g = std::move(file.grammar);
+      genotypes->missing = std::move(file.missing);
     } else {
-      write_grammar_hdf5(args.get("output"), file.grammar);
-      std::fprintf(stderr,
-                   "warning: %s\nwarning: the grammar file has no genotype part (kcla "
-                   "score/assoc/pca need PLINK's six columns per .fam/.bim line)\n",
-                   not_plink.c_str());
+      write_grammar_hdf5(args.get("output"), g);
     }
-    g = std::move(file.grammar);
   } else {
     g = load_grammar(input, args, progress);
     write_grammar_hdf5(args.get("output"), g);
@@ -239,15 +275,23 @@ int run_compress(int argc, char** argv) {
   const auto m = compute_metrics(g);
   std::printf("compressed %s -> %s in %.2f s\n", input.c_str(), args.get("output").c_str(),
               seconds);
-  if (missing_calls >= 0)
-    std::printf(
-        "genotypes: %lld samples x %lld variants, %lld missing calls; the file keeps the .fam, "
-        ".bim and missing calls (kcla score/assoc/pca read it)\n",
-        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
-        static_cast<long long>(missing_calls));
+  if (genotypes) print_genotype_part(*genotypes);
   print_metrics(std::cout, m);
   return ok;
 }
+
+namespace {
+
+/// What `kcla info` says of a file's genotype part.
+std::string genotype_line(const GenotypePart& part) {
+  return "genotypes: " + std::to_string(part.missing.num_rows) + " samples x " +
+         std::to_string(part.missing.num_cols) + " variants, " +
+         std::to_string(part.missing.count()) + " missing calls, counting " +
+         (part.counted_allele == CountedAllele::a1 ? "A1" : "A2") + "; from " +
+         part.tables.fam_name + " and " + part.tables.bim_name + "\n";
+}
+
+}  // namespace
 
 int run_info(int argc, char** argv) {
   auto command = info_command();
@@ -270,6 +314,8 @@ int run_info(int argc, char** argv) {
     }
     const double entries = static_cast<double>(g.num_rows()) * static_cast<double>(g.num_cols());
     std::printf("%s\n", path.c_str());
+    if (is_genotype_grammar_hdf5(path))
+      std::printf("%s", genotype_line(read_genotype_part_hdf5(path)).c_str());
     std::printf("block grammar: shape %lld x %lld, nnz %lld, %lld blocks\n",
                 static_cast<long long>(g.num_rows()), static_cast<long long>(g.num_cols()),
                 static_cast<long long>(nnz), static_cast<long long>(g.layout.num_blocks()));
@@ -289,11 +335,8 @@ int run_info(int argc, char** argv) {
   std::string genotypes;
   if (is_genotype_grammar_hdf5(path)) {
     auto file = read_genotype_grammar_hdf5(path);
-    genotypes = "genotypes: " + std::to_string(file.grammar.num_rows) + " samples x " +
-                std::to_string(file.grammar.num_cols) + " variants, " +
-                std::to_string(file.missing.count()) + " missing calls, counting " +
-                (file.counted_allele == CountedAllele::a1 ? "A1" : "A2") + "; from " +
-                file.tables.fam_name + " and " + file.tables.bim_name + "\n";
+    genotypes =
+        genotype_line({std::move(file.missing), file.counted_allele, std::move(file.tables)});
     g = std::move(file.grammar);
   } else {
     g = load_grammar(path, args, !args.has("quiet") && stderr_is_terminal());

@@ -58,8 +58,8 @@ Command pca_command() {
   return c;
 }
 
-template <class Scalar, class Exec>
-PcaResult run_pca(const Grammar& g, const MissingCalls& missing, const GenotypeTransform& t,
+template <class Scalar, class Exec, class Genotypes>  // Grammar or BlockGrammar
+PcaResult run_pca(const Genotypes& g, const MissingCalls& missing, const GenotypeTransform& t,
                   std::int64_t variants, const PcaOptions& options, bool exact, double& seconds) {
   using memory = typename Exec::memory_space;
   GrammarMatrixOptions matrix_options;
@@ -96,16 +96,16 @@ int run_pca(int argc, char** argv) {
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
   const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
-  const auto& g = input.grammar;
   const auto& alleles = input.variants.alleles;
   Plink2TransformOptions o;
   o.centering = GenotypeCentering::variance_standardize;
   o.missing = MissingCallPolicy::mean_imputation;
-  auto transform = plink2_transform(genotype_statistics(g, input.missing), o);
+  auto transform = plink2_transform(
+      input.visit([&](const auto& g) { return genotype_statistics(g, input.missing); }), o);
   // PLINK's GRM uses the autosomal variants and divides by their number (monomorphic
   // ones add 0 but count); negative coordinates are never loaded.
   std::int64_t variants = 0, ignored = 0;
-  for (std::int64_t j = 0; j < g.num_cols; ++j) {
+  for (std::int64_t j = 0; j < input.num_variants(); ++j) {
     if (alleles.positions[j] >= 0 && alleles.is_autosome(j)) {
       ++variants;
       continue;
@@ -114,9 +114,9 @@ int run_pca(int argc, char** argv) {
     t.scale[j] = t.shift[j] = t.missing_value[j] = 0;
     ++ignored;
   }
-  if (exact && g.num_rows > 20000)
+  if (exact && input.num_samples() > 20000)
     throw UsageError("--exact holds the n x n GRM: at most 20,000 samples (this fileset has " +
-                     std::to_string(g.num_rows) + ")");
+                     std::to_string(input.num_samples()) + ")");
   if (variants <= 0)
     throw FormatError(fileset, "no autosomal variant with a non-negative coordinate");
   const double prepare =
@@ -131,10 +131,12 @@ int run_pca(int argc, char** argv) {
   double seconds = 0;
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
     using Exec = decltype(exec_tag);
-    result = precision == "fp32" ? run_pca<float, Exec>(g, input.missing, transform.transform,
-                                                        variants, options, exact, seconds)
-                                 : run_pca<double, Exec>(g, input.missing, transform.transform,
-                                                         variants, options, exact, seconds);
+    input.visit([&](const auto& g) {
+      result = precision == "fp32" ? run_pca<float, Exec>(g, input.missing, transform.transform,
+                                                          variants, options, exact, seconds)
+                                   : run_pca<double, Exec>(g, input.missing, transform.transform,
+                                                           variants, options, exact, seconds);
+    });
   });
   const std::string base = args.get("output", input.output_base + ".kcla");
   char number[32];
@@ -167,7 +169,7 @@ int run_pca(int argc, char** argv) {
     std::printf(
         "pca: %lld samples x %lld variants (%lld in the GRM%s), %lld components, "
         "back end %s, %s\n",
-        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(input.num_samples()), static_cast<long long>(input.num_variants()),
         static_cast<long long>(variants),
         ignored ? (", " + std::to_string(ignored) +
                    " non-autosomal or with a negative coordinate left out")

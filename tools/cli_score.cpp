@@ -138,8 +138,8 @@ ScoreFile read_score_file(const std::string& path, const PlinkVariants& fileset)
   return s;
 }
 
-template <class Scalar, class Exec>
-std::vector<double> scores(const Grammar& g, const MissingCalls& missing,
+template <class Scalar, class Exec, class Genotypes>  // Grammar or BlockGrammar
+std::vector<double> scores(const Genotypes& g, const MissingCalls& missing,
                            const GenotypeTransform& t, const std::vector<double>& w, std::int64_t k,
                            double& seconds) {
   using memory = typename Exec::memory_space;
@@ -147,7 +147,8 @@ std::vector<double> scores(const Grammar& g, const MissingCalls& missing,
   options.products = GrammarProducts::right;
   options.expected_vectors = k;
   GenotypeOperator<Scalar, memory> op(g, missing, t, options);
-  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> W("W", g.num_cols, k), Y("Y", g.num_rows, k);
+  Kokkos::View<Scalar**, Kokkos::LayoutRight, memory> W("W", op.num_cols(), k),
+      Y("Y", op.num_rows(), k);
   auto Wh = Kokkos::create_mirror_view(W);
   for (std::size_t i = 0; i < w.size(); ++i) Wh.data()[i] = static_cast<Scalar>(w[i]);
   Kokkos::deep_copy(W, Wh);
@@ -175,10 +176,10 @@ int run_score(int argc, char** argv) {
   const std::string fileset = args.positional()[0];
   const auto t0 = std::chrono::steady_clock::now();
   const auto input = load_genotype_input(fileset, static_cast<int>(args.get_int("threads", 0)));
-  const auto& g = input.grammar;
   const auto file = read_score_file(args.get("score"), input.variants);
   const auto k = static_cast<std::int64_t>(file.names.size());
-  const auto stats = genotype_statistics(g, input.missing);
+  const auto stats =
+      input.visit([&](const auto& g) { return genotype_statistics(g, input.missing); });
   Plink2TransformOptions o;
   o.centering = args.has("variance-standardize") ? GenotypeCentering::variance_standardize
                 : args.has("center")             ? GenotypeCentering::center
@@ -207,9 +208,12 @@ int run_score(int argc, char** argv) {
   const bool fp32 = args.get("precision", "fp64") == "fp32";
   const std::string backend = with_execution_space(args.get("backend"), [&](auto exec_tag) {
     using Exec = decltype(exec_tag);
-    y = fp32
-            ? scores<float, Exec>(g, input.missing, transform.transform, file.weights, k, product)
-            : scores<double, Exec>(g, input.missing, transform.transform, file.weights, k, product);
+    input.visit([&](const auto& g) {
+      y = fp32
+              ? scores<float, Exec>(g, input.missing, transform.transform, file.weights, k, product)
+              : scores<double, Exec>(g, input.missing, transform.transform, file.weights, k,
+                                     product);
+    });
   });
   const std::string out_path = args.get("output", input.output_base + ".kcla.sscore");
   {
@@ -218,7 +222,7 @@ int run_score(int argc, char** argv) {
     for (const auto& n : file.names) text += "\t" + n + "_SUM";
     text += "\n";
     char number[32];
-    for (std::int64_t i = 0; i < g.num_rows; ++i) {
+    for (std::int64_t i = 0; i < input.num_samples(); ++i) {
       text += input.samples.family_ids[i] + "\t" + input.samples.individual_ids[i];
       for (std::int64_t c = 0; c < k; ++c) {
         std::snprintf(number, sizeof(number), "\t%.10g", y[i * k + c]);
@@ -234,7 +238,7 @@ int run_score(int argc, char** argv) {
     std::printf(
         "score: %lld samples x %lld variants (%lld scored, %lld missing calls), %lld "
         "score column%s, back end %s\n",
-        static_cast<long long>(g.num_rows), static_cast<long long>(g.num_cols),
+        static_cast<long long>(input.num_samples()), static_cast<long long>(input.num_variants()),
         static_cast<long long>(file.matched), static_cast<long long>(input.missing.count()),
         static_cast<long long>(k), k == 1 ? "" : "s", backend.c_str());
     if (file.negative_position > 0)

@@ -254,8 +254,8 @@ TEST(GenotypeStatistics, OverColumnBlocksEqualsOneGrammar) {
   share.grammars.erase(share.grammars.begin());
   EXPECT_THROW(kcla::genotype_statistics(share, p.missing()), kcla::InvalidArgument);
   EXPECT_THROW(kcla::column_square_sums(blocks, std::vector<char>(3, 1)), kcla::InvalidArgument);
-  EXPECT_THROW((kcla::GenotypeOperator<double, memory>(
-                   share, p.missing(), kcla::GenotypeTransform::identity(p.cols))),
+  EXPECT_THROW((kcla::GenotypeOperator<double, memory>(share, p.missing(),
+                                                       kcla::GenotypeTransform::identity(p.cols))),
                kcla::InvalidArgument);
 }
 

@@ -1,6 +1,8 @@
 // Genotype grammar files: round trips of fresh random panels with missing calls and
 // their .fam/.bim, plain grammar files refused by name, writes that refuse parts that do
 // not agree, and damaged genotype parts that give a FormatError naming the file.
+#include <kcla/block_compress.hpp>
+#include <kcla/hdf5_block_grammar.hpp>
 #include <kcla/hdf5_genotype_grammar.hpp>
 #include <kcla/hdf5_grammar.hpp>
 #include <kcla/repair.hpp>
@@ -129,6 +131,80 @@ TEST(Hdf5GenotypeGrammar, RoundTripsRandomPanels) {
     ASSERT_EQ(static_cast<std::int64_t>(variants.size()), panel.grammar.num_cols);
     EXPECT_EQ(variants.ids[5], "v5");
     EXPECT_EQ(variants.alleles.positions[5], 500);
+  }
+  fs::remove_all(dir);
+}
+
+// A block grammar file with the genotype part (kcla compress FILESET --block-cols N): the
+// blocks read as before, the part reads back equal; read_genotype_part_hdf5 reads the part
+// of either file kind; a part whose shape is not the layout's is refused at finish() and
+// leaves no file.
+TEST(Hdf5GenotypeGrammar, BlockGrammarFilesCarryTheGenotypePart) {
+  const auto dir = scratch_dir();
+  auto gen = kcla::test::rng();
+  const auto panel = random_panel(gen, 60, 230);
+  const auto matrix = panel.grammar.decompress();
+  kcla::CsrColumnBlockSource source(matrix);
+  kcla::BlockCompressOptions o;
+  o.block_cols = 64;
+  const auto blocks = kcla::compress_blocks(source, o);
+  const kcla::GenotypePart part{panel.missing, kcla::CountedAllele::a2, panel.tables};
+  const auto path = (dir / "blocks.h5").string();
+  {
+    kcla::BlockGrammarFileWriter writer(path);
+    for (std::size_t i = 0; i < blocks.grammars.size(); ++i)
+      writer.append(blocks.block_ids[i], blocks.extent_of(i), blocks.grammars[i]);
+    writer.append_genotypes(part);
+    EXPECT_THROW(writer.append_genotypes(part), kcla::InvalidArgument);  // once only
+    writer.finish(blocks.layout);
+  }
+  EXPECT_TRUE(kcla::is_block_grammar_hdf5(path));
+  EXPECT_TRUE(kcla::is_genotype_grammar_hdf5(path));
+  const auto back = kcla::read_genotype_part_hdf5(path);
+  EXPECT_EQ(back.missing.row_offsets, panel.missing.row_offsets);
+  EXPECT_EQ(back.missing.columns, panel.missing.columns);
+  EXPECT_EQ(back.counted_allele, kcla::CountedAllele::a2);
+  EXPECT_EQ(back.tables.fam_text, panel.tables.fam_text);
+  EXPECT_EQ(back.tables.bim_text, panel.tables.bim_text);
+  EXPECT_NE(back.tables.bim_name.find(path), std::string::npos);
+  const auto read = kcla::read_block_grammar_hdf5(path);
+  EXPECT_EQ(read.layout.num_blocks(), 4);
+  EXPECT_TRUE(kcla::test::csr_equal(read.decompress(), matrix));
+
+  // The single-grammar kind through the same reader.
+  const auto single = (dir / "single.h5").string();
+  kcla::write_genotype_grammar_hdf5(single, panel);
+  EXPECT_EQ(kcla::read_genotype_part_hdf5(single).missing.columns, panel.missing.columns);
+
+  // A part of another shape: refused, no file left behind.
+  const auto wrong = (dir / "wrong.h5").string();
+  {
+    auto other = random_panel(gen, 61, 230);
+    kcla::BlockGrammarFileWriter writer(wrong);
+    for (std::size_t i = 0; i < blocks.grammars.size(); ++i)
+      writer.append(blocks.block_ids[i], blocks.extent_of(i), blocks.grammars[i]);
+    writer.append_genotypes({other.missing, kcla::CountedAllele::a1, other.tables});
+    EXPECT_THROW(writer.finish(blocks.layout), kcla::InvalidArgument);
+  }
+  EXPECT_FALSE(fs::exists(wrong));
+  {  // a part inconsistent in itself (tables of 60 samples, missing calls of 61 rows)
+    kcla::BlockGrammarFileWriter writer(wrong);
+    auto bad = part;
+    bad.missing = kcla::MissingCalls::none(61, 230);
+    EXPECT_THROW(writer.append_genotypes(bad), kcla::InvalidArgument);
+  }
+  EXPECT_FALSE(fs::exists(wrong));
+
+  // A block grammar file without the part is named.
+  const auto plain = (dir / "plain_blocks.h5").string();
+  kcla::write_block_grammar_hdf5(plain, blocks);
+  EXPECT_FALSE(kcla::is_genotype_grammar_hdf5(plain));
+  try {
+    kcla::read_genotype_part_hdf5(plain);
+    ADD_FAILURE() << "no error for " << plain;
+  } catch (const kcla::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find(plain), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no genotype part"), std::string::npos) << e.what();
   }
   fs::remove_all(dir);
 }

@@ -109,6 +109,13 @@ TEST(Plink, ReadsWhatWasWrittenIncludingMissingCalls) {
     EXPECT_EQ(a1.family_ids.front(), "fam0");
     EXPECT_EQ(a1.snp_ids.back(), "rs" + std::to_string(snps - 1));
 
+    // The missing calls alone (what block compression keeps beside its blocks): the same.
+    const auto alone = kcla::read_plink_missing_calls(base);
+    EXPECT_EQ(alone.num_rows, a1.missing.num_rows);
+    EXPECT_EQ(alone.num_cols, a1.missing.num_cols);
+    EXPECT_EQ(alone.row_offsets, a1.missing.row_offsets);
+    EXPECT_EQ(alone.columns, a1.missing.columns);
+
     kcla::PlinkReadOptions options;
     options.counted_allele = kcla::CountedAllele::a2;
     const auto a2 = kcla::read_plink(base + ".bed", options);  // the .bed path works too
@@ -244,6 +251,9 @@ void check_real_fileset(const std::string& name, std::int64_t individuals, std::
   EXPECT_EQ(r.matrix.nnz(), plain.nonzero);
   EXPECT_EQ(r.num_missing, plain.missing);
   EXPECT_EQ(expect_missing, plain.missing > 0);
+  const auto missing_calls = kcla::read_plink_missing_calls(bed);
+  EXPECT_EQ(missing_calls.row_offsets, r.missing.row_offsets);
+  EXPECT_EQ(missing_calls.columns, r.missing.columns);
   double sum = 0;
   for (double v : r.matrix.values) sum += v;
   EXPECT_EQ(sum, plain.sum);
@@ -316,6 +326,8 @@ TEST(PlinkBlocks, BadFilesetsNameTheFile) {
       throws_with<FormatError>([&] { kcla::open_plink_blocks(base); }, {"bad.bed", "size"}));
   EXPECT_TRUE(
       throws_with<FormatError>([&] { kcla::open_plink_blocks(tmp.path("none")); }, {"none.fam"}));
+  EXPECT_TRUE(
+      throws_with<FormatError>([&] { kcla::read_plink_missing_calls(base); }, {"bad.bed", "size"}));
   write_plink(base, g, 12);
   auto source = kcla::open_plink_blocks(base);
   kcla::CsrMatrix<double> block;

@@ -14,6 +14,8 @@
 
 namespace kcla {
 
+struct GenotypePart;  // <kcla/hdf5_genotype_grammar.hpp>
+
 constexpr const char* kBlockGrammarFormatName = "kcla-block-grammar";
 constexpr int kBlockGrammarFormatVersion = 2;  // 2: checksummed HDF5 metadata (docs/format.md)
 
@@ -28,6 +30,10 @@ class BlockGrammarFileWriter {
 
   /// Writes block `block_id` (each id once, any order) with its extent.
   void append(std::int64_t block_id, const BlockExtent& extent, const Grammar& g);
+  /// Writes the genotype part (missing calls, counted allele, .fam/.bim) of a panel
+  /// compressed from a PLINK fileset, once, before finish(); finish() checks its shape
+  /// against the layout's. InvalidArgument when the part is inconsistent in itself.
+  void append_genotypes(const GenotypePart& part);
   /// Writes the layout (every block of it must have been appended, with the same extent),
   /// closes the file and renames it onto `path`.
   void finish(const BlockLayout& layout);

@@ -93,6 +93,12 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
 /// (FormatError naming the file); memory is the packed codes alone.
 PackedGenotypes read_plink_packed(const std::string& path, const PlinkReadOptions& options = {});
 
+/// Only where the fileset's calls are missing (code 01), individuals x SNPs: two passes over
+/// the .bed (count per individual, then fill), memory the result plus one counter per
+/// individual. What a block compression of the fileset (which reads missing calls as 0)
+/// keeps beside its grammar. The checks and errors are read_plink's.
+MissingCalls read_plink_missing_calls(const std::string& path);
+
 /// The fileset as a ColumnBlockSource: SNP ranges of the .bed read and decoded one block
 /// at a time (memory: one block), the same checks and values as read_plink; seeks past
 /// skipped SNPs. For compressing panels larger than memory (kcla::compress_blocks).

@@ -14,6 +14,7 @@
 #include <kcla/detail/memory_limit.hpp>
 #include "hdf5_handle.hpp"
 
+#include "hdf5_genotype_group.hpp"
 #include "hdf5_grammar_group.hpp"
 #endif
 
@@ -88,6 +89,8 @@ struct BlockGrammarFileWriter::State {
   detail::Hdf5Handle group;
   std::vector<BlockExtent> written;  // by block id; rows_end < 0: not written
   bool finished = false;
+  bool genotypes = false;
+  std::int64_t genotype_rows = 0, genotype_cols = 0;
 };
 
 BlockGrammarFileWriter::BlockGrammarFileWriter(const std::string& path)
@@ -130,10 +133,26 @@ std::int64_t BlockGrammarFileWriter::bytes_written() const {
   return 0;
 }
 
+void BlockGrammarFileWriter::append_genotypes(const GenotypePart& part) {
+  auto& s = *state_;
+  if (s.finished) throw InvalidArgument(s.path + ": append_genotypes after finish");
+  if (s.genotypes) throw InvalidArgument(s.path + ": append_genotypes called twice");
+  detail::check_genotype_part(part.missing.num_rows, part.missing.num_cols, part, s.path);
+  detail::write_genotype_group(s.file, part);
+  s.genotypes = true;
+  s.genotype_rows = part.missing.num_rows;
+  s.genotype_cols = part.missing.num_cols;
+}
+
 void BlockGrammarFileWriter::finish(const BlockLayout& layout) {
   auto& s = *state_;
   if (s.finished) throw InvalidArgument(s.path + ": finish called twice");
   layout.validate(s.path);
+  if (s.genotypes && (s.genotype_rows != layout.num_rows || s.genotype_cols != layout.num_cols))
+    throw InvalidArgument(s.path + ": the genotype part is " + std::to_string(s.genotype_rows) +
+                          " x " + std::to_string(s.genotype_cols) + ", the layout " +
+                          std::to_string(layout.num_rows) + " x " +
+                          std::to_string(layout.num_cols));
   if (static_cast<std::int64_t>(s.written.size()) != layout.num_blocks())
     throw InvalidArgument(s.path + ": " + std::to_string(s.written.size()) +
                           " block ids written, the layout has " +
@@ -243,6 +262,7 @@ BlockGrammarFileWriter::BlockGrammarFileWriter(const std::string& path) {
 }
 BlockGrammarFileWriter::~BlockGrammarFileWriter() = default;
 void BlockGrammarFileWriter::append(std::int64_t, const BlockExtent&, const Grammar&) {}
+void BlockGrammarFileWriter::append_genotypes(const GenotypePart&) {}
 void BlockGrammarFileWriter::finish(const BlockLayout&) {}
 std::int64_t BlockGrammarFileWriter::bytes_written() const {
   return 0;

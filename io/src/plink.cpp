@@ -306,6 +306,52 @@ class PlinkBlocks : public ColumnBlockSource {
 
 }  // namespace
 
+MissingCalls read_plink_missing_calls(const std::string& path) try {
+  const std::string base = plink_base_name(path);
+  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
+  std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
+                   individual_ids);
+  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
+  const auto individuals = static_cast<std::int64_t>(individual_ids.size());
+  const auto snps = static_cast<std::int64_t>(snp_ids.size());
+  if (snps > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(bim_path,
+                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
+  const auto bytes_per_snp = static_cast<std::size_t>((individuals + 3) / 4);
+  const auto bed = open_bed(bed_path, bim_path, fam_path, individuals, snps);
+  MissingCalls m;
+  m.num_rows = individuals;
+  m.num_cols = snps;
+  m.row_offsets.assign(static_cast<std::size_t>(individuals) + 1, 0);
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t, const unsigned char* bytes) {
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   m.row_offsets[static_cast<std::size_t>(i) + 1] += code == missing_code;
+                 });
+               });
+  std::partial_sum(m.row_offsets.begin(), m.row_offsets.end(), m.row_offsets.begin());
+  m.columns.resize(static_cast<std::size_t>(m.row_offsets.back()));
+  if (m.columns.empty()) return m;
+  std::vector<std::int64_t> next(m.row_offsets.begin(), m.row_offsets.end() - 1);
+  for_each_snp(bed_path, bed.get(), snps, bytes_per_snp,
+               [&](std::int64_t snp, const unsigned char* bytes) {
+                 for_each_genotype(bytes, individuals, [&](std::int64_t i, int code) {
+                   if (code != missing_code) return;
+                   auto& at = next[static_cast<std::size_t>(i)];
+                   if (at == m.row_offsets[static_cast<std::size_t>(i) + 1])
+                     throw FormatError(bed_path, "changed while being read");
+                   m.columns[static_cast<std::size_t>(at++)] = static_cast<std::int32_t>(snp);
+                 });
+               });
+  for (std::int64_t i = 0; i < individuals; ++i)
+    if (next[static_cast<std::size_t>(i)] != m.row_offsets[static_cast<std::size_t>(i) + 1])
+      throw FormatError(bed_path, "changed while being read");
+  return m;
+} catch (const std::bad_alloc&) {
+  detail::throw_out_of_memory(path);
+}
+
 std::unique_ptr<ColumnBlockSource> open_plink_blocks(const std::string& path,
                                                      const PlinkReadOptions& options) {
   return std::make_unique<PlinkBlocks>(path, options);

@@ -175,7 +175,6 @@ class GenotypeOperator {
   }
 
  public:
-
   /// y = X w: w has num_cols rows, y num_rows (B vectors each for rank-2 Views).
   template <class ExecutionSpace, class WView, class YView>
   void apply(const ExecutionSpace& exec, const WView& w, const YView& y) const {
