@@ -109,8 +109,8 @@ GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls
   GenotypeStatistics s;
   s.allele_sum.assign(static_cast<std::size_t>(g.num_cols()), 0.0);
   for (std::size_t i = 0; i < g.grammars.size(); ++i)
-    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin,
-                    include_row, false, s.allele_sum);
+    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin, include_row,
+                    false, s.allele_sum);
   s.observed = observed_calls(missing, include_row);
   return s;
 }
@@ -128,8 +128,8 @@ std::vector<double> column_square_sums(const BlockGrammar& g,
   check_flags(g.num_rows(), include_row, "column_square_sums");
   std::vector<double> sums(static_cast<std::size_t>(g.num_cols()), 0.0);
   for (std::size_t i = 0; i < g.grammars.size(); ++i)
-    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin,
-                    include_row, true, sums);
+    add_column_sums(g.grammars[i], g.extent_of(i).row_begin, g.extent_of(i).col_begin, include_row,
+                    true, sums);
   return sums;
 }
 

@@ -42,8 +42,8 @@ void check_parts(std::int64_t rows, std::int64_t cols, const MissingCalls& missi
          std::to_string(rows) + " rows");
   const auto variants = static_cast<std::int64_t>(parse_plink_variants(tables).size());
   if (variants != cols)
-    fail(tables.bim_name + " lists " + std::to_string(variants) +
-         " variants, the genotypes have " + std::to_string(cols) + " columns");
+    fail(tables.bim_name + " lists " + std::to_string(variants) + " variants, the genotypes have " +
+         std::to_string(cols) + " columns");
 }
 
 void write_text(const detail::Hdf5File& file, hid_t group, const std::string& name,
@@ -85,8 +85,8 @@ void write_genotype_group(const Hdf5File& file, const GenotypePart& part) {
   write_text(file, group.get(), "bim", part.tables.bim_text);
 }
 
-GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path,
-                                 std::int64_t rows, std::int64_t cols) {
+GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path, std::int64_t rows,
+                                 std::int64_t cols) {
   {
     Hdf5Quiet quiet;
     if (H5Lexists(file.id(), kGroup, H5P_DEFAULT) <= 0)
