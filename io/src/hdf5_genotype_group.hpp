@@ -18,7 +18,7 @@ void check_genotype_part(std::int64_t rows, std::int64_t cols, const GenotypePar
 void write_genotype_group(const Hdf5File& file, const GenotypePart& part);
 /// Reads and validates the group of `file` (named `path` in errors) against the matrix's
 /// shape; FormatError when the file has none.
-GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path,
-                                 std::int64_t rows, std::int64_t cols);
+GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path, std::int64_t rows,
+                                 std::int64_t cols);
 
 }  // namespace kcla::detail
