@@ -333,10 +333,11 @@ int run_multiply(int argc, char** argv) {
   if (args.has("compare") && args.get_int("repeat", 20) == 0)
     throw UsageError("--compare times every product after a warm-up: --repeat 1 or more");
   if (is_block_grammar_hdf5(path) || mpi_ranks() > 1 || args.has("device-memory")) {
-    if (args.has("transpose"))
+    if (args.has("transpose") && (mpi_ranks() > 1 || args.has("device-memory")))
       throw UsageError(
-          "--transpose is not available for block grammar files, with --device-memory or under "
-          "mpirun");
+          "--transpose is not available with --device-memory (streamed blocks have right "
+          "products only) or under mpirun (the distributed matrix has right products only); "
+          "block grammar files take it in one process");
     return run_multiply_blocks(args);
   }
   // The input values are read while the grammar loads (both mostly wait on one core).

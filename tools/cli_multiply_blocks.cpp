@@ -60,12 +60,16 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
   GrammarMatrixOptions options;
   options.schedule = parse_schedule(args.get("schedule", "auto"));
   options.expected_vectors = B;
+  const bool transpose = args.has("transpose");  // one process, every block resident
+  if (transpose) options.products = GrammarProducts::transpose;
+  const std::int64_t in = transpose ? g.num_rows() : g.num_cols();
+  const std::int64_t out_rows = transpose ? g.num_cols() : g.num_rows();
   BlockMatrixOptions block_options;
   if (args.has("device-memory"))
     block_options.device_budget_bytes = parse_bytes(args.get("device-memory"), "device-memory");
-  Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", g.num_cols(), B), Y("Y", g.num_rows(), B);
+  Kokkos::View<T**, Kokkos::LayoutRight, memory> X("X", in, B), Y("Y", out_rows, B);
   auto Xh = Kokkos::create_mirror_view(X);
-  for (std::int64_t i = 0; i < g.num_cols() * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
+  for (std::int64_t i = 0; i < in * B; ++i) Xh.data()[i] = static_cast<T>(x[i]);
   Kokkos::deep_copy(X, Xh);
   Exec exec;
   BlockOutcome out;
@@ -88,7 +92,10 @@ BlockOutcome run_blocks(const BlockGrammar& g, const std::vector<double>& x, std
 #endif
   } else {
     A = std::make_unique<BlockGrammarMatrix<Scalar, memory>>(g, options, block_options);
-    product = [&] { multiply<Semiring>(exec, *A, X, Y); };
+    if (transpose)
+      product = [&] { multiply_transpose<Semiring>(exec, *A, X, Y); };
+    else
+      product = [&] { multiply<Semiring>(exec, *A, X, Y); };
     out.held_blocks = static_cast<std::int64_t>(A->num_held_blocks());
     out.streamed_blocks = static_cast<std::int64_t>(A->num_streamed_blocks());
     out.streamed_bytes = A->streamed_bytes();
@@ -152,16 +159,19 @@ int run_multiply_blocks(const Arguments& args) {
   }
   std::vector<double> x;
   const bool boolean = args.get("semiring", "plus_times") == "boolean";
+  const bool transpose = args.has("transpose");
+  const std::int64_t in = transpose ? g.num_rows() : g.num_cols();
+  const std::int64_t out_rows = transpose ? g.num_cols() : g.num_rows();
   if (args.has("x")) {
     x = read_values(args.get("x"));
-    if (static_cast<std::int64_t>(x.size()) != g.num_cols() * B)
-      throw FormatError(args.get("x"),
-                        "holds " + std::to_string(x.size()) +
-                            " values, expected cols x B = " + std::to_string(g.num_cols() * B));
+    if (static_cast<std::int64_t>(x.size()) != in * B)
+      throw FormatError(args.get("x"), "holds " + std::to_string(x.size()) + " values, expected " +
+                                           (transpose ? "rows" : "cols") +
+                                           " x B = " + std::to_string(in * B));
   } else {
     std::mt19937_64 gen(static_cast<std::uint64_t>(args.get_int("seed", 1)));
     std::uniform_real_distribution<double> u(0, 1);
-    x.resize(static_cast<std::size_t>(g.num_cols() * B));
+    x.resize(static_cast<std::size_t>(in * B));
     for (auto& v : x) v = boolean ? (u(gen) < 0.1 ? 1.0 : 0.0) : u(gen);
   }
   BlockOutcome out;
@@ -183,11 +193,14 @@ int run_multiply_blocks(const Arguments& args) {
   double verify_error = -1;
   const bool plus = args.get("semiring", "plus_times") == "plus_times";
   if (args.has("verify")) {
-    const auto rows = verify_rows(g.num_rows(), args.get_int("verify-rows", 1000));
+    // The left product is checked in every column (the host expands every row anyway).
+    const auto rows = transpose ? verify_rows(out_rows, 0)
+                                : verify_rows(g.num_rows(), args.get_int("verify-rows", 1000));
     const auto semiring = args.get("semiring", "plus_times");
     auto reference_of = [&](auto tag) {
       using S = decltype(tag);
-      const auto part = reference::block_rows_multiply<S>(g, rows, x, B);
+      const auto part = transpose ? reference::block_transpose_multiply<S>(g, x, B)
+                                  : reference::block_rows_multiply<S>(g, rows, x, B);
       std::vector<double> r(part.begin(), part.end());
 #if KCLA_HAVE_MPI
       if (ranks > 1) {
@@ -232,8 +245,9 @@ int run_multiply_blocks(const Arguments& args) {
   const std::int64_t total_device_bytes = totals[0];
   if (rank == 0) {
     std::printf(
-        "multiply: %lld x %lld in %lld blocks, B=%lld, semiring %s, back end %s, %d rank%s\n",
-        static_cast<long long>(g.num_rows()), static_cast<long long>(g.num_cols()),
+        "multiply%s: %lld x %lld in %lld blocks, B=%lld, semiring %s, back end %s, %d rank%s\n",
+        transpose ? " (transposed, z = A^T y)" : "", static_cast<long long>(g.num_rows()),
+        static_cast<long long>(g.num_cols()),
         static_cast<long long>(g.layout.num_blocks()), static_cast<long long>(B),
         args.get("semiring", "plus_times").c_str(), backend.c_str(), ranks, ranks > 1 ? "s" : "");
     std::printf(
@@ -252,7 +266,7 @@ int run_multiply_blocks(const Arguments& args) {
       std::ofstream o(args.get("output"));
       if (!o) throw FormatError(args.get("output"), "cannot write");
       o.precision(9);
-      for (std::int64_t r = 0; r < g.num_rows(); ++r) {
+      for (std::int64_t r = 0; r < out_rows; ++r) {
         for (std::int64_t b = 0; b < B; ++b) o << (b ? " " : "") << out.y[r * B + b];
         o << "\n";
       }
@@ -263,14 +277,17 @@ int run_multiply_blocks(const Arguments& args) {
     const double tol = args.get("precision", "fp32") == "fp64" ? 1e-10 : 1e-4;
     const bool passed = plus ? verify_error <= tol : verify_error == 0;
     if (rank == 0) {
-      const auto checked = verify_rows(g.num_rows(), args.get_int("verify-rows", 1000)).size();
+      const auto checked =
+          transpose ? static_cast<std::size_t>(out_rows)
+                    : verify_rows(g.num_rows(), args.get_int("verify-rows", 1000)).size();
+      const char* what = transpose ? "columns" : "rows";
       if (plus)
         std::printf(
-            "verify: %zu rows x %lld vectors against the grammar expanded on the host: "
+            "verify: %zu %s x %lld vectors against the grammar expanded on the host: "
             "worst relative error %.3g (tolerance %.0g): %s\n",
-            checked, static_cast<long long>(B), verify_error, tol, passed ? "OK" : "FAILED");
+            checked, what, static_cast<long long>(B), verify_error, tol, passed ? "OK" : "FAILED");
       else
-        std::printf("verify: %zu rows x %lld vectors, %lld entries differ: %s\n", checked,
+        std::printf("verify: %zu %s x %lld vectors, %lld entries differ: %s\n", checked, what,
                     static_cast<long long>(B), static_cast<long long>(verify_error),
                     passed ? "OK" : "FAILED");
     }

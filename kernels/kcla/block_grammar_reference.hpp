@@ -1,7 +1,8 @@
 // The obviously-correct product of chosen rows of a block grammar on the host: each
 // sampled row expanded symbol by symbol from its grammar, block by block, in the
 // semiring. Checks products of panels whose CSR does not fit in memory (kcla multiply
-// --verify on a block file), in time proportional to the sampled rows' entries.
+// --verify on a block file), in time proportional to the sampled rows' entries; and the
+// whole left product z = A^T y the same way (kcla multiply --transpose --verify).
 #pragma once
 
 #include <kcla/block_grammar.hpp>
@@ -54,6 +55,46 @@ auto block_rows_multiply(const BlockGrammar& g, const std::vector<std::int64_t>&
     }
   }
   return y;
+}
+
+/// z[j * B + b] = (column j of the held blocks) . y[:, b] in Semiring, every column: each
+/// row of each block expanded symbol by symbol (time proportional to the held entries
+/// times B). y is num_rows x B, vector innermost; booleans come back as char.
+template <class Semiring, class Y>
+auto block_transpose_multiply(const BlockGrammar& g, const Y& y, std::int64_t B) {
+  using T = typename Semiring::value_type;
+  using H = std::conditional_t<std::is_same<T, bool>::value, char, T>;
+  std::vector<H> z(static_cast<std::size_t>(g.num_cols() * B), static_cast<H>(Semiring::zero()));
+  std::vector<symbol_t> stack;
+  for (std::size_t i = 0; i < g.grammars.size(); ++i) {
+    const auto& e = g.extent_of(i);
+    const auto& grammar = g.grammars[i];
+    const auto terminals = grammar.num_terminals();
+    for (std::int64_t local = 0; local < grammar.num_rows; ++local) {
+      const auto r = e.row_begin + local;
+      for (auto p = grammar.row_offsets[local]; p < grammar.row_offsets[local + 1]; ++p) {
+        stack.assign(1, grammar.sequence[p]);
+        while (!stack.empty()) {
+          const symbol_t s = stack.back();
+          stack.pop_back();
+          if (s >= terminals) {
+            stack.push_back(grammar.rule_right[s - terminals]);
+            stack.push_back(grammar.rule_left[s - terminals]);
+            continue;
+          }
+          const auto column = e.col_begin + grammar.terminal_columns[s];
+          const T coefficient = Semiring::coefficient(grammar.values[grammar.terminal_values[s]]);
+          for (std::int64_t b = 0; b < B; ++b) {
+            auto& out = z[column * B + b];
+            out = static_cast<H>(
+                Semiring::combine(static_cast<T>(out),
+                                  Semiring::leaf(coefficient, static_cast<T>(y[r * B + b]))));
+          }
+        }
+      }
+    }
+  }
+  return z;
 }
 
 }  // namespace kcla::reference

@@ -4,7 +4,9 @@
 # cuSPARSE's best, every automatic choice against the forms it chooses between), B = 64
 # against cuSPARSE SpMM, dense cuBLAS and the 2-bit kernels (bench, no energy), and the 2-bit
 # GEMV against the copy bandwidth (packed-go.sh with TESTS=kcla_test_packed CHECK=0
-# BASELINES=2-bit). Bundle: pack.sh --only kcla_test_grammar_multiply --only kcla
+# BASELINES=2-bit), and the genotype operators over block grammars (kcla_test_genotype; HLC
+# compressed in column blocks: left product verified, PCA next to the single grammar's).
+# Bundle: pack.sh --only kcla_test_grammar_multiply --only kcla --only kcla_test_genotype
 # --only kcla_bench_baselines --only kcla_test_packed with scrm2504.h5, EUR_subset.h5,
 # mouse_hs1940.h5 and HLC.bed.xz/.bim.xz/.fam; copy this file in as go.sh and
 # choices-go.sh, packed-go.sh beside it:
@@ -25,6 +27,15 @@ timeout 240 "$here/bin/kcla_bench_baselines" --batch 64 --repeat 20 --energy-sec
   > "$out/batch64.log" 2>&1
 echo "kcla_bench_baselines --batch 64 rc=$?"
 grep -E "^===|summary|best " "$out/batch64.log" | head -40
+echo "=== genotype operators over block grammars (kcla_test_genotype; HLC in column blocks)"
+timeout 120 "$here/bin/kcla_test_genotype" > "$out/genotype.log" 2>&1
+echo "kcla_test_genotype rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/genotype.log" | tr '\n' ' ')"
+"$here/bin/kcla" compress "$data/HLC" --block-cols 32768 -o "$data/HLCb.h5" --quiet | grep -E "blocks of|genotypes:"
+timeout 60 "$here/bin/kcla" multiply "$data/HLCb.h5" --transpose --verify --repeat 20 | grep -E "^time|verify"
+for f in HLC HLCb; do
+  timeout 90 "$here/bin/kcla" pca "$data/$f.h5" --components 10 -o "$out/pca-$f" | grep -E "^time|pca:"
+done
+paste "$out/pca-HLC.eigenval" "$out/pca-HLCb.eigenval" | head -10 | tr '\n' ' '; echo
 echo "=== 2-bit GEMV"
 TESTS=kcla_test_packed CHECK=0 BASELINES=2-bit bash "$here/packed-go.sh" "$out/packed" 2>&1 |
   grep -vE '^\s*$' | tail -40
