@@ -247,9 +247,9 @@ int run_multiply_blocks(const Arguments& args) {
     std::printf(
         "multiply%s: %lld x %lld in %lld blocks, B=%lld, semiring %s, back end %s, %d rank%s\n",
         transpose ? " (transposed, z = A^T y)" : "", static_cast<long long>(g.num_rows()),
-        static_cast<long long>(g.num_cols()),
-        static_cast<long long>(g.layout.num_blocks()), static_cast<long long>(B),
-        args.get("semiring", "plus_times").c_str(), backend.c_str(), ranks, ranks > 1 ? "s" : "");
+        static_cast<long long>(g.num_cols()), static_cast<long long>(g.layout.num_blocks()),
+        static_cast<long long>(B), args.get("semiring", "plus_times").c_str(), backend.c_str(),
+        ranks, ranks > 1 ? "s" : "");
     std::printf(
         "time: %.4f ms per product (%s), %.4f ms per vector; device %.2f MB "
         "(all ranks); reduction %s\n",

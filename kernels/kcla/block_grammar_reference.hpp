@@ -86,9 +86,8 @@ auto block_transpose_multiply(const BlockGrammar& g, const Y& y, std::int64_t B)
           const T coefficient = Semiring::coefficient(grammar.values[grammar.terminal_values[s]]);
           for (std::int64_t b = 0; b < B; ++b) {
             auto& out = z[column * B + b];
-            out = static_cast<H>(
-                Semiring::combine(static_cast<T>(out),
-                                  Semiring::leaf(coefficient, static_cast<T>(y[r * B + b]))));
+            out = static_cast<H>(Semiring::combine(
+                static_cast<T>(out), Semiring::leaf(coefficient, static_cast<T>(y[r * B + b]))));
           }
         }
       }
