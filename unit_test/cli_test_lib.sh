@@ -48,3 +48,20 @@ below() {
   awk -v v="$value" -v l="$3" 'BEGIN { exit !(v < l) }' || fail "$2 $value is not below $3"
 }
 
+# same A B [TOL]: the two files hold the same words, every number equal to TOL relative
+# (default 1e-12: same grammar, same sums; |x| below 1 compared absolutely).
+same() {
+  python3 - "$1" "$2" "${3:-1e-12}" <<'PY' || fail "$1 and $2 differ"
+import sys
+tol = float(sys.argv[3])
+a, b = (open(p).read().split() for p in sys.argv[1:3])
+assert len(a) == len(b), "different lengths"
+for x, y in zip(a, b):
+    try:
+        fx, fy = float(x), float(y)
+    except ValueError:
+        assert x == y, (x, y)
+        continue
+    assert abs(fx - fy) <= tol * max(1.0, abs(fx)), (x, y)
+PY
+}

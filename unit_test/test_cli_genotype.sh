@@ -121,23 +121,6 @@ has out.txt "genotypes: 150 samples x 240 variants, [1-9][0-9]* missing calls"
 run 0 "$kcla" info panel.h5
 has out.txt "^genotypes: 150 samples x 240 variants, [1-9][0-9]* missing calls, counting A1"
 mkdir alone && cp panel.h5 alone/
-# same A B [TOL]: every number of the two files equal to TOL relative (default 1e-12: same
-# grammar, same sums)
-same() {
-  python3 - "$1" "$2" "${3:-1e-12}" <<'PY' || fail "$1 and $2 differ"
-import sys
-tol = float(sys.argv[3])
-a, b = (open(p).read().split() for p in sys.argv[1:3])
-assert len(a) == len(b), "different lengths"
-for x, y in zip(a, b):
-    try:
-        fx, fy = float(x), float(y)
-    except ValueError:
-        assert x == y, (x, y)
-        continue
-    assert abs(fx - fy) <= tol * max(1.0, abs(fx)), (x, y)
-PY
-}
 for flags in "" "--center" "--variance-standardize --no-mean-imputation"; do
   # shellcheck disable=SC2086
   run 0 "$kcla" score panel --score score.txt $flags -o from_fileset.sscore

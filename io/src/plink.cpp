@@ -232,25 +232,51 @@ std::string plink_base_name(const std::string& path) {
 
 namespace {
 
+/// A fileset's shape from its tables (parsed and checked; only the line counts are kept)
+/// and its .bed opened and checked against that shape.
+struct OpenedBed {
+  std::string bed_path, bim_path;
+  std::int64_t individuals = 0, snps = 0;
+  std::unique_ptr<std::FILE, FileCloser> bed;
+};
+
+OpenedBed open_fileset(const std::string& path) {
+  const std::string base = plink_base_name(path);
+  OpenedBed o;
+  o.bed_path = base + ".bed";
+  o.bim_path = base + ".bim";
+  const std::string fam_path = base + ".fam";
+  std::vector<std::string> individual_ids, snp_ids;
+  read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
+                   individual_ids);
+  read_two_columns(o.bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
+  o.individuals = static_cast<std::int64_t>(individual_ids.size());
+  o.snps = static_cast<std::int64_t>(snp_ids.size());
+  individual_ids = {};
+  snp_ids = {};
+  o.bed = open_bed(o.bed_path, o.bim_path, fam_path, o.individuals, o.snps);
+  return o;
+}
+
+/// FormatError naming the .bim when the fileset has more SNPs than a CSR column index holds.
+void check_column_limit(const OpenedBed& o) {
+  if (o.snps > std::numeric_limits<std::int32_t>::max())
+    throw FormatError(o.bim_path,
+                      std::to_string(o.snps) + " SNPs: kcla supports at most 2^31-1 columns");
+}
+
 // Variant ranges of a .bed, decoded into samples x width CSR blocks one read at a time.
 class PlinkBlocks : public ColumnBlockSource {
  public:
   PlinkBlocks(const std::string& path, const PlinkReadOptions& options)
       : value_of_code_(values_of_codes(options.counted_allele)) {
-    const std::string base = plink_base_name(path);
-    bed_path_ = base + ".bed";
-    const std::string bim_path = base + ".bim", fam_path = base + ".fam";
-    std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
-    read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
-                     individual_ids);
-    read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
-    individuals_ = static_cast<std::int64_t>(individual_ids.size());
-    snps_ = static_cast<std::int64_t>(snp_ids.size());
-    if (snps_ > std::numeric_limits<std::int32_t>::max())
-      throw FormatError(bim_path,
-                        std::to_string(snps_) + " SNPs: kcla supports at most 2^31-1 columns");
+    auto fileset = open_fileset(path);
+    check_column_limit(fileset);
+    bed_path_ = fileset.bed_path;
+    individuals_ = fileset.individuals;
+    snps_ = fileset.snps;
     bytes_per_snp_ = static_cast<std::uint64_t>((individuals_ + 3) / 4);
-    bed_ = open_bed(bed_path_, bim_path, fam_path, individuals_, snps_);
+    bed_ = std::move(fileset.bed);
   }
   std::int64_t num_rows() const override { return individuals_; }
   std::int64_t num_cols() const override { return snps_; }
@@ -307,19 +333,12 @@ class PlinkBlocks : public ColumnBlockSource {
 }  // namespace
 
 MissingCalls read_plink_missing_calls(const std::string& path) try {
-  const std::string base = plink_base_name(path);
-  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
-  std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
-  read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
-                   individual_ids);
-  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
-  const auto individuals = static_cast<std::int64_t>(individual_ids.size());
-  const auto snps = static_cast<std::int64_t>(snp_ids.size());
-  if (snps > std::numeric_limits<std::int32_t>::max())
-    throw FormatError(bim_path,
-                      std::to_string(snps) + " SNPs: kcla supports at most 2^31-1 columns");
+  const auto fileset = open_fileset(path);
+  check_column_limit(fileset);
+  const auto& bed_path = fileset.bed_path;
+  const auto& bed = fileset.bed;
+  const auto individuals = fileset.individuals, snps = fileset.snps;
   const auto bytes_per_snp = static_cast<std::size_t>((individuals + 3) / 4);
-  const auto bed = open_bed(bed_path, bim_path, fam_path, individuals, snps);
   MissingCalls m;
   m.num_rows = individuals;
   m.num_cols = snps;
@@ -420,18 +439,11 @@ PlinkGenotypes read_plink(const std::string& path, const PlinkReadOptions& optio
 }
 
 PackedGenotypes read_plink_packed(const std::string& path, const PlinkReadOptions& options) try {
-  const std::string base = plink_base_name(path);
-  const std::string bed_path = base + ".bed", bim_path = base + ".bim", fam_path = base + ".fam";
-  std::vector<std::string> individual_ids, snp_ids;  // only their number is kept
-  read_two_columns(fam_path, "'family individual father mother sex phenotype'", nullptr,
-                   individual_ids);
-  read_two_columns(bim_path, "'chromosome snp cM position A1 A2'", nullptr, snp_ids);
-  const auto individuals = static_cast<std::int64_t>(individual_ids.size());
-  const auto snps = static_cast<std::int64_t>(snp_ids.size());
-  individual_ids = {};
-  snp_ids = {};
+  const auto fileset = open_fileset(path);
+  const auto& bed_path = fileset.bed_path;
+  const auto& bed = fileset.bed;
+  const auto individuals = fileset.individuals, snps = fileset.snps;
   const auto bytes_per_snp = static_cast<std::uint64_t>((individuals + 3) / 4);
-  const auto bed = open_bed(bed_path, bim_path, fam_path, individuals, snps);
 
   const auto stride =
       static_cast<std::uint64_t>(PackedGenotypes::padded_bytes_per_variant(individuals));

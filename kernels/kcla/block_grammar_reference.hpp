@@ -14,6 +14,26 @@
 
 namespace kcla::reference {
 
+/// f(column, value) for each entry of row `local` of grammar g, left to right, expanded
+/// symbol by symbol (`stack`: scratch reused across calls).
+template <class F>
+void for_each_row_entry(const Grammar& g, std::int64_t local, std::vector<symbol_t>& stack, F&& f) {
+  const auto terminals = g.num_terminals();
+  for (auto p = g.row_offsets[local]; p < g.row_offsets[local + 1]; ++p) {
+    stack.assign(1, g.sequence[p]);
+    while (!stack.empty()) {
+      const symbol_t s = stack.back();
+      stack.pop_back();
+      if (s >= terminals) {
+        stack.push_back(g.rule_right[s - terminals]);
+        stack.push_back(g.rule_left[s - terminals]);
+        continue;
+      }
+      f(g.terminal_columns[s], g.values[g.terminal_values[s]]);
+    }
+  }
+}
+
 /// y[i * B + b] = (row rows[i] of the held blocks) . x[:, b] in Semiring; x is num_cols x B
 /// (vector innermost). Rows must be ascending. Booleans come back as char (std::vector<bool>
 /// packs bits).
@@ -27,31 +47,18 @@ auto block_rows_multiply(const BlockGrammar& g, const std::vector<std::int64_t>&
   for (std::size_t i = 0; i < g.grammars.size(); ++i) {
     const auto& e = g.extent_of(i);
     const auto& grammar = g.grammars[i];
-    const auto terminals = grammar.num_terminals();
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto r = rows[k];
       if (r < e.row_begin || r >= e.row_end) continue;
-      const auto local = r - e.row_begin;
-      for (auto p = grammar.row_offsets[local]; p < grammar.row_offsets[local + 1]; ++p) {
-        stack.assign(1, grammar.sequence[p]);
-        while (!stack.empty()) {  // left to right through the symbol's expansion
-          const symbol_t s = stack.back();
-          stack.pop_back();
-          if (s >= terminals) {
-            stack.push_back(grammar.rule_right[s - terminals]);
-            stack.push_back(grammar.rule_left[s - terminals]);
-            continue;
-          }
-          const auto column = e.col_begin + grammar.terminal_columns[s];
-          const T coefficient = Semiring::coefficient(grammar.values[grammar.terminal_values[s]]);
-          for (std::int64_t b = 0; b < B; ++b) {
-            auto& out = y[k * B + b];
-            out = static_cast<H>(
-                Semiring::combine(static_cast<T>(out),
-                                  Semiring::leaf(coefficient, static_cast<T>(x[column * B + b]))));
-          }
+      for_each_row_entry(grammar, r - e.row_begin, stack, [&](std::int64_t c, double value) {
+        const auto column = e.col_begin + c;
+        const T coefficient = Semiring::coefficient(value);
+        for (std::int64_t b = 0; b < B; ++b) {
+          auto& out = y[k * B + b];
+          out = static_cast<H>(Semiring::combine(
+              static_cast<T>(out), Semiring::leaf(coefficient, static_cast<T>(x[column * B + b]))));
         }
-      }
+      });
     }
   }
   return y;
@@ -69,28 +76,17 @@ auto block_transpose_multiply(const BlockGrammar& g, const Y& y, std::int64_t B)
   for (std::size_t i = 0; i < g.grammars.size(); ++i) {
     const auto& e = g.extent_of(i);
     const auto& grammar = g.grammars[i];
-    const auto terminals = grammar.num_terminals();
     for (std::int64_t local = 0; local < grammar.num_rows; ++local) {
       const auto r = e.row_begin + local;
-      for (auto p = grammar.row_offsets[local]; p < grammar.row_offsets[local + 1]; ++p) {
-        stack.assign(1, grammar.sequence[p]);
-        while (!stack.empty()) {
-          const symbol_t s = stack.back();
-          stack.pop_back();
-          if (s >= terminals) {
-            stack.push_back(grammar.rule_right[s - terminals]);
-            stack.push_back(grammar.rule_left[s - terminals]);
-            continue;
-          }
-          const auto column = e.col_begin + grammar.terminal_columns[s];
-          const T coefficient = Semiring::coefficient(grammar.values[grammar.terminal_values[s]]);
-          for (std::int64_t b = 0; b < B; ++b) {
-            auto& out = z[column * B + b];
-            out = static_cast<H>(Semiring::combine(
-                static_cast<T>(out), Semiring::leaf(coefficient, static_cast<T>(y[r * B + b]))));
-          }
+      for_each_row_entry(grammar, local, stack, [&](std::int64_t c, double value) {
+        const auto column = e.col_begin + c;
+        const T coefficient = Semiring::coefficient(value);
+        for (std::int64_t b = 0; b < B; ++b) {
+          auto& out = z[column * B + b];
+          out = static_cast<H>(Semiring::combine(
+              static_cast<T>(out), Semiring::leaf(coefficient, static_cast<T>(y[r * B + b]))));
         }
-      }
+      });
     }
   }
   return z;
