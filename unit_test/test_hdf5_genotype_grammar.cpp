@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <random>
 
 #include "test_support.hpp"
@@ -194,6 +195,24 @@ TEST(Hdf5GenotypeGrammar, BlockGrammarFilesCarryTheGenotypePart) {
     EXPECT_THROW(writer.append_genotypes(bad), kcla::InvalidArgument);
   }
   EXPECT_FALSE(fs::exists(wrong));
+
+  // A layout whose row count would overflow the part's offsets: named, not read.
+  {
+    const auto huge = (dir / "huge.h5").string();
+    fs::copy_file(path, huge);
+    hid_t file = H5Fopen(huge.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    hid_t group = H5Gopen2(file, "/kcla_block_grammar", H5P_DEFAULT);
+    hid_t rows = H5Aopen(group, "rows", H5P_DEFAULT);
+    const std::int64_t most = std::numeric_limits<std::int64_t>::max();
+    H5Awrite(rows, H5T_NATIVE_INT64, &most);
+    H5Aclose(rows), H5Gclose(group), H5Fclose(file);
+    try {
+      kcla::read_genotype_part_hdf5(huge);
+      ADD_FAILURE() << "no error for " << huge;
+    } catch (const kcla::FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find(huge), std::string::npos) << e.what();
+    }
+  }
 
   // A block grammar file without the part is named.
   const auto plain = (dir / "plain_blocks.h5").string();

@@ -12,6 +12,7 @@
 #include "hdf5_handle.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <new>
 #endif
 
@@ -95,6 +96,11 @@ GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path, 
                 "was compressed from another format or by an older kcla; compress the PLINK "
                 "fileset again with `kcla compress FILESET -o OUT.h5`");
   }
+  // The shape comes from a grammar or a block layout, validated but not bounded above:
+  // rows + 1 below must not overflow.
+  if (rows < 0 || cols < 0 || rows == std::numeric_limits<std::int64_t>::max())
+    file.fail("", "matrix shape " + std::to_string(rows) + " x " + std::to_string(cols) +
+                      " cannot carry a genotype part");
   GenotypePart g;
   auto group = file.open_group(kGroup);
   const auto format = file.read_string_attribute(group.get(), "format");
