@@ -94,7 +94,8 @@ GenotypePart read_genotype_group(const Hdf5File& file, const std::string& path, 
       file.fail("",
                 "holds a grammar but no genotype part (samples, variants, missing calls): it "
                 "was compressed from another format or by an older kcla; compress the PLINK "
-                "fileset again with `kcla compress FILESET -o OUT.h5`");
+                "fileset again with `kcla compress FILESET -o OUT.h5` (with --block-cols N for a "
+                "block grammar file)");
   }
   // The shape comes from a grammar or a block layout, validated but not bounded above:
   // rows + 1 below must not overflow.
