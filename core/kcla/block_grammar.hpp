@@ -63,6 +63,9 @@ struct BlockGrammar {
   /// Layout, ids (ascending, in range) and each grammar's shape against its extent; each
   /// grammar validated. Throws InvalidArgument prefixed with `what`.
   void validate(const std::string& what = "block grammar") const;
+  /// InvalidArgument prefixed with `what` unless every block is held (operations on the
+  /// whole matrix: statistics, standardized products, association scans).
+  void require_complete(const std::string& what) const;
   /// The matrix the held blocks encode (held blocks only; overlapping entries added, the
   /// plus-times reading).
   CsrMatrix<double> decompress() const;

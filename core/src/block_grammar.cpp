@@ -32,6 +32,13 @@ BlockLayout BlockLayout::column_blocks(std::int64_t num_rows, std::int64_t num_c
   return layout;
 }
 
+void BlockGrammar::require_complete(const std::string& what) const {
+  if (!complete())
+    throw InvalidArgument(what + ": the block grammar holds " + std::to_string(block_ids.size()) +
+                          " of its " + std::to_string(layout.num_blocks()) +
+                          " blocks (a rank's share); this needs every block");
+}
+
 void BlockGrammar::validate(const std::string& what) const {
   layout.validate(what);
   auto fail = [&](const std::string& msg) { throw InvalidArgument(what + ": " + msg); };

@@ -66,14 +66,6 @@ std::vector<std::int64_t> observed_calls(const MissingCalls& missing,
   return observed;
 }
 
-void require_complete(const BlockGrammar& g, const char* what) {
-  if (!g.complete())
-    throw InvalidArgument(std::string(what) + ": the block grammar holds " +
-                          std::to_string(g.block_ids.size()) + " of its " +
-                          std::to_string(g.layout.num_blocks()) +
-                          " blocks (a rank's share); the sums need every block");
-}
-
 void check_flags(std::int64_t rows, const std::vector<char>& include_row, const char* what) {
   if (static_cast<std::int64_t>(include_row.size()) != rows)
     throw InvalidArgument(std::string(what) + ": " + std::to_string(include_row.size()) +
@@ -104,7 +96,7 @@ GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls
 
 GenotypeStatistics genotype_statistics(const BlockGrammar& g, const MissingCalls& missing,
                                        const std::vector<char>& include_row) {
-  require_complete(g, "genotype_statistics");
+  g.require_complete("genotype_statistics");
   check_shapes(g.num_rows(), g.num_cols(), missing, include_row);
   GenotypeStatistics s;
   s.allele_sum.assign(static_cast<std::size_t>(g.num_cols()), 0.0);
@@ -124,7 +116,7 @@ std::vector<double> column_square_sums(const Grammar& g, const std::vector<char>
 
 std::vector<double> column_square_sums(const BlockGrammar& g,
                                        const std::vector<char>& include_row) {
-  require_complete(g, "column_square_sums");
+  g.require_complete("column_square_sums");
   check_flags(g.num_rows(), include_row, "column_square_sums");
   std::vector<double> sums(static_cast<std::size_t>(g.num_cols()), 0.0);
   for (std::size_t i = 0; i < g.grammars.size(); ++i)

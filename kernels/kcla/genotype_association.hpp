@@ -134,10 +134,7 @@ LinearAssociationResult linear_association(const ExecutionSpace& exec, const Blo
                                            const BlockMatrixOptions& block_options = {}) {
   using memory = typename ExecutionSpace::memory_space;
   using matrix = Kokkos::View<Scalar**, Kokkos::LayoutRight, memory>;
-  if (!g.complete())
-    throw InvalidArgument("kcla::linear_association: the block grammar holds " +
-                          std::to_string(g.block_ids.size()) + " of its " +
-                          std::to_string(g.layout.num_blocks()) + " blocks; it needs all");
+  g.require_complete("kcla::linear_association");
   GrammarMatrixOptions o;
   o.products = GrammarProducts::transpose;
   o.expected_vectors = 1 + data.covariates + data.phenotypes;

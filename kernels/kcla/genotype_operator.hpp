@@ -88,16 +88,13 @@ class GenotypeOperator {
 
   /// Over a block grammar holding every block (InvalidArgument for a rank's share: the
   /// shift and missing-call terms are the whole matrix's). `block_options` as for
-  /// BlockGrammarMatrix; streamed (out-of-core) blocks have right products only, so a
-  /// device budget that streams needs `options.products = right`.
+  /// BlockGrammarMatrix; a device budget (out-of-core blocks) supports right products only,
+  /// so it needs `options.products = right`.
   GenotypeOperator(const BlockGrammar& g, const MissingCalls& missing,
                    const GenotypeTransform& transform, const GrammarMatrixOptions& options,
                    const BlockMatrixOptions& block_options = {})
       : rows_(g.num_rows()), cols_(g.num_cols()), blocked_(true) {
-    if (!g.complete())
-      throw InvalidArgument("kcla::GenotypeOperator: the block grammar holds " +
-                            std::to_string(g.block_ids.size()) + " of its " +
-                            std::to_string(g.layout.num_blocks()) + " blocks; it needs all");
+    g.require_complete("kcla::GenotypeOperator");
     set_maps(missing, transform);
     blocks_ = BlockGrammarMatrix<Scalar, MemorySpace>(g, options, block_options);
   }
