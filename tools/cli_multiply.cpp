@@ -119,7 +119,8 @@ struct Outcome {
   double median_seconds = 0;
   std::string schedule;
   std::int64_t device_bytes = 0;
-  double verify_error = -1;  // relative error (plus_times) or mismatches (others)
+  double predicted_seconds = 0;  // the cost model's time of the right product (0: none)
+  double verify_error = -1;      // relative error (plus_times) or mismatches (others)
 };
 
 /// The matrix a product multiplies by: A, or A^T for --transpose (as CSR, for references).
@@ -274,6 +275,7 @@ Outcome run(const Grammar& g, const std::vector<double>& x, std::int64_t B, cons
       transpose ? std::string("transpose/") + to_string(left)
                 : std::string(to_string(A.schedule())) + "/" + to_string(A.prediction().launch);
   out.device_bytes = A.device_bytes();
+  if (!transpose) out.predicted_seconds = A.prediction().seconds;
   auto Yh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
   out.y.assign(Yh.data(), Yh.data() + Yh.span());
   if (args.has("verify")) {
@@ -382,6 +384,10 @@ int run_multiply(int argc, char** argv) {
   std::printf("time: %.4f ms per product (%s), %.4f ms per vector; device %.2f MB\n",
               out.median_seconds * 1e3, timing_label(args).c_str(),
               out.median_seconds * 1e3 / static_cast<double>(B), out.device_bytes / 1e6);
+  if (out.predicted_seconds > 0)
+    std::printf("model: %.4f ms predicted (%+.0f %% of the measured time)\n",
+                out.predicted_seconds * 1e3,
+                100.0 * (out.predicted_seconds - out.median_seconds) / out.median_seconds);
   if (!out.compared.empty()) {
     std::printf("compare: the same product by what you could run instead (median of %lld)\n",
                 static_cast<long long>(std::max<std::int64_t>(1, args.get_int("repeat", 20))));

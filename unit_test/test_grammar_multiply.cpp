@@ -4,6 +4,7 @@
 #include <kcla/grammar_metrics.hpp>
 #include <kcla/grammar_multiply.hpp>
 #include <kcla/grammar_reference.hpp>
+#include <kcla/level_phases.hpp>
 #include <kcla/repair.hpp>
 #include <kcla/schedule.hpp>
 
@@ -350,6 +351,56 @@ TEST(GrammarCostModel, AutomaticLaunchTakesTheFasterPrediction) {
                                 no_dataflow)
                 .launch,
             gpu.default_launch);
+}
+
+// Scattered reads are charged whole 32-byte sectors: a slot read per symbol of C and two
+// per rule (per rule or pass-through, layered), 8-byte slots under dataflow, and the
+// planned phases count one per walked and per materialized rule.
+TEST(GrammarCostModel, GathersCostWholeSectors) {
+  auto gen = kcla::test::rng();
+  const auto g = kcla::compress(kcla::test::random_genotypes(gen, 120, 1500, 8, 6));
+  const auto m = kcla::compute_metrics(g);
+  auto without = kcla::SweepMachine::for_gpu();
+  without.gather_sector_seconds = 0;
+  auto with = without;
+  with.gather_sector_seconds = 1e-3;
+  ASSERT_EQ(kcla::SweepMachine::for_host().gather_sector_seconds, 0);
+  const double sequence = static_cast<double>(m.sequence), rules = static_cast<double>(m.rules);
+  auto added = [&](kcla::SweepSchedule schedule, kcla::SweepLaunch launch, std::int64_t B,
+                   int value_bytes) {
+    return kcla::predict_sweep(m, schedule, launch, B, value_bytes, with).seconds -
+           kcla::predict_sweep(m, schedule, launch, B, value_bytes, without).seconds;
+  };
+  const auto full = kcla::SweepSchedule::full_array, layered = kcla::SweepSchedule::layered;
+  const auto graph = kcla::SweepLaunch::graph, dataflow = kcla::SweepLaunch::dataflow;
+  const double one = (2 * rules + sequence) * 1e-3;
+  EXPECT_NEAR(added(full, graph, 1, 4), one, 1e-9 * one);
+  EXPECT_NEAR(added(full, graph, 8, 4), one, 1e-9 * one);        // 32 bytes: one sector
+  EXPECT_NEAR(added(full, graph, 9, 4), 2 * one, 1e-9 * one);    // 36 bytes: two
+  EXPECT_NEAR(added(full, graph, 64, 8), 16 * one, 1e-9 * one);  // 512 bytes
+  EXPECT_NEAR(added(full, dataflow, 4, 4), one, 1e-9 * one);     // 4 tagged values: 32 bytes
+  EXPECT_NEAR(added(full, dataflow, 5, 4), 2 * one, 1e-9 * one);
+  const double layered_one = (2 * (rules + static_cast<double>(m.pass_throughs)) + sequence) * 1e-3;
+  EXPECT_NEAR(added(layered, graph, 1, 4), layered_one, 1e-9 * layered_one);
+  // Planned phases: one gather per walked and per materialized rule (the plan with gathers
+  // costs its gathers more than it would without them, and no less than the best plan
+  // without them), then one per symbol of C.
+  const auto levels = kcla::compute_levels(g);
+  for (std::int32_t bound : {1, 3}) {
+    const auto plain = kcla::plan_level_phases(g, levels, 1, 4, graph, without, bound);
+    const auto planned = kcla::plan_level_phases(g, levels, 1, 4, graph, with, bound);
+    const double gathers = static_cast<double>(planned.walked_rules + planned.computed_slots);
+    ASSERT_GT(gathers, 0);
+    if (bound == 1) {
+      EXPECT_EQ(planned.tops, plain.tops);
+      EXPECT_NEAR(planned.seconds - plain.seconds, gathers * 1e-3, 1e-9 * planned.seconds);
+    } else {
+      EXPECT_GE(planned.seconds - gathers * 1e-3, plain.seconds * (1 - 1e-12));
+    }
+    const double rows_added = kcla::predict_sweep(m, full, graph, 1, 4, with, &planned).seconds -
+                              kcla::predict_sweep(m, full, graph, 1, 4, without, &planned).seconds;
+    EXPECT_NEAR(rows_added, sequence * 1e-3, 1e-9 * planned.seconds);
+  }
 }
 
 // A device's full array holds a slot per terminal and vector beside the rules' when C has at

@@ -41,6 +41,16 @@ struct SweepMachine {
   /// 25,000 symbols serialize there). Fit to one H100 run (docs/level-phases.md, run 59).
   double dataflow_hop_seconds = 2.0e-6;
   double dataflow_row_step_seconds = 1.0e-6;
+  /// A scattered read (a rule's child value, a symbol of C's slot or terminal) moves whole
+  /// 32-byte sectors through L2 whatever it uses: what one such sector costs the machine
+  /// (0: no such term; host cores' bandwidth above is already a gather rate). Fit to the
+  /// GPU runs (docs/level-phases.md, "The cost model's gathers").
+  double gather_sector_seconds = 0;
+  /// What `gathers` scattered reads of `vectors` values of `value_bytes` each cost.
+  double gather_seconds(double gathers, std::int64_t vectors, int value_bytes) const {
+    const std::int64_t bytes = vectors * value_bytes;
+    return gathers * static_cast<double>((bytes + 31) / 32) * gather_sector_seconds;
+  }
   /// Whether SweepLaunch::automatic may choose the dataflow launch for a full array (when
   /// its prediction beats default_launch's and values have at most 4 bytes).
   bool dataflow_candidate = false;

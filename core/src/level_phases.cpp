@@ -125,7 +125,9 @@ LevelPhases plan_level_phases(const Grammar& g, const GrammarLevels& levels, std
       const std::int32_t floor = top - span;
       const double b = bytes(counts.m(floor, span), counts.w(floor, span));
       const double c = cost[floor] + boundary + (span - 1) * machine.walk_level_seconds +
-                       b / machine.bandwidth_bytes_per_second;
+                       b / machine.bandwidth_bytes_per_second +
+                       machine.gather_seconds(counts.m(floor, span) + counts.w(floor, span),
+                                              vectors, value_bytes);
       if (c < cost[top]) cost[top] = c, from[top] = floor;
     }
   for (std::int32_t top = L; top > 0; top = from[top]) best.tops.push_back(top);

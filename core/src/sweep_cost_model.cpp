@@ -58,6 +58,7 @@ SweepMachine SweepMachine::for_gpu() {
   // and lost on the one with 25,000-symbol rows; the model tells them apart.
   m.dataflow_candidate = true;
   m.terminal_table = true;
+  m.gather_sector_seconds = 8e-12;
   return m;
 }
 
@@ -106,7 +107,11 @@ SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, 
                                            m.sequence >= 2 * m.num_terminals
                                        ? m.num_terminals
                                        : 0;
+  // Scattered reads move whole sectors: a slot read per symbol of C and per child (two
+  // per rule; the phases count their own), 8-byte slots under dataflow.
+  const int slot_bytes = tagged ? 8 : value_bytes;
   if (schedule == SweepSchedule::full_array && phases != nullptr) {
+    const double phase_gathers = static_cast<double>(phases->walked_rules + phases->computed_slots);
     // The level phases as planned, then the row phase: one more boundary.
     const double rows_bytes =
         static_cast<double>(m.sequence) * (4 + B * vb) + static_cast<double>(m.rows) * (8 + B * vb);
@@ -117,12 +122,16 @@ SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, 
     p.launches = one_kernel ? 1 : p.phases + 1;
     p.seconds = phases->seconds + machine.boundary_seconds(p.launch) +
                 rows_bytes / machine.bandwidth_bytes_per_second +
-                (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds) + row_steps;
+                (p.launch == SweepLaunch::per_level ? 0.0 : machine.launch_seconds) + row_steps +
+                machine.gather_seconds(static_cast<double>(m.sequence), vectors, slot_bytes);
     if (tagged) {  // tagged slots: 8 bytes per value, written once and read
       const double extra = static_cast<double>(p.workspace_bytes) * (8.0 / vb - 1);
       p.workspace_bytes *= 8 / value_bytes;
       p.bytes_moved += 2 * extra;
       p.seconds += 2 * extra / machine.bandwidth_bytes_per_second;
+      // The phases' gathers were planned for plain slots: the tagged ones are wider.
+      p.seconds += machine.gather_seconds(phase_gathers, vectors, 8) -
+                   machine.gather_seconds(phase_gathers, vectors, value_bytes);
     }
     return p;
   }
@@ -148,7 +157,12 @@ SweepPrediction predict_launch(const GrammarMetrics& m, SweepSchedule schedule, 
     p.launches = one_kernel ? 1 : m.depth + 2;
     p.phases = m.depth;
   }
-  p.seconds = p.bytes_moved / machine.bandwidth_bytes_per_second + row_steps;
+  const double child_reads =
+      2.0 * static_cast<double>(schedule == SweepSchedule::full_array ? m.rules
+                                                                      : m.rules + m.pass_throughs);
+  p.seconds =
+      p.bytes_moved / machine.bandwidth_bytes_per_second + row_steps +
+      machine.gather_seconds(child_reads + static_cast<double>(m.sequence), vectors, slot_bytes);
   if (one_kernel)
     p.seconds += machine.launch_seconds + (m.depth + 1) * machine.boundary_seconds(p.launch);
   else if (p.launch == SweepLaunch::graph)

@@ -15,12 +15,38 @@ set -u
 . "$(cd "$(dirname "$0")" && pwd)/bundle-env.sh"  # here, programs, libraries
 out=$1
 mkdir -p "$out"
+# PART=1: choices, slot order, layered and fused; PART=2: the rest (default: both, which may
+# pass one device call's 10 minutes).
+part=${PART:-all}
+if [ "$part" != 2 ]; then
 echo "=== choices (B = 1)"
 bash "$here/choices-go.sh" "$out/choices"
-echo "=== B = 64 per product (kcla, cuSPARSE, cuBLAS, 2-bit)"
+fi
 data=$(mktemp -d)
 stage_panels "$data"
 "$here/bin/kcla" compress "$data/HLC.bed" -o "$data/HLC.h5" --threads 16 --quiet | head -1
+if [ "$part" != 2 ]; then
+echo "=== first-use slot order (automatic launch; rule order in choices above)"
+for name in scrm2504 HLC EUR_subset mouse_hs1940; do
+  for flag in "" --transpose; do
+    # shellcheck disable=SC2086
+    timeout 60 "$here/bin/kcla" multiply "$data/$name.h5" $flag --slot-order first_use \
+      --repeat 50 --verify --quiet > "$out/$name-first-use$flag.txt" 2>&1
+    echo "  $name ${flag:-right}: $(sed -nE 's/^time: ([0-9.]+) ms per product.*/\1/p; s/.*relative error vs CSR product.*(OK|FAIL).*/\1/p' "$out/$name-first-use$flag.txt" | tr '\n' ' ')"
+  done
+done
+echo "=== layered and fused (the cost model's other forms; every run prints its prediction)"
+for name in scrm2504 HLC EUR_subset mouse_hs1940; do
+  for form in "--schedule layered" "--schedule full_array --launch fused"; do
+    # shellcheck disable=SC2086
+    timeout 60 "$here/bin/kcla" multiply "$data/$name.h5" $form --repeat 50 --verify --quiet \
+      > "$out/$name-${form##* }.txt" 2>&1
+    echo "  $name $form: $(sed -nE 's/^time: ([0-9.]+) ms per product.*/\1/p; s/^model: ([0-9.]+) ms.*/pred \1/p; s/.*relative error vs CSR product.*(OK|FAIL).*/\1/p' "$out/$name-${form##* }.txt" | tr '\n' ' ')"
+  done
+done
+fi
+[ "$part" = 1 ] && exit 0
+echo "=== B = 64 per product (kcla, cuSPARSE, cuBLAS, 2-bit)"
 timeout 240 "$here/bin/kcla_bench_baselines" --batch 64 --repeat 20 --energy-seconds 0 \
   --only kcla,cuSPARSE,cuBLAS,2-bit --tsv "$out/batch64.tsv" \
   "$data/scrm2504.h5" "$data/mouse_hs1940.h5" "$data/HLC.h5" "$data/EUR_subset.h5" \
