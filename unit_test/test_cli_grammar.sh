@@ -40,6 +40,10 @@ for s in plus_times boolean min_plus; do
   run 0 "$kcla" multiply m.h5 --semiring "$s" --batch 5 --verify --repeat 2
   has out.txt "verify: .*OK"
 done
+# The cost model's prediction beside the measured time (right products only).
+has out.txt "^model: [0-9.]+ ms predicted \([+-][0-9]+ % of the measured time\)"
+run 0 "$kcla" multiply m.h5 --transpose --verify --repeat 1
+if grep -q "^model:" out.txt; then fail "a left product printed the right product's prediction"; fi
 # A workspace bound below one vector's slots: the batch runs a vector at a time.
 run 0 "$kcla" multiply m.h5 --batch 5 --workspace 8 --verify --repeat 1
 has out.txt "verify: .*OK"
