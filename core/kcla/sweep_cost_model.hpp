@@ -48,8 +48,8 @@ struct SweepMachine {
   double gather_sector_seconds = 0;
   /// What `gathers` scattered reads of `vectors` values of `value_bytes` each cost.
   double gather_seconds(double gathers, std::int64_t vectors, int value_bytes) const {
-    const std::int64_t bytes = vectors * value_bytes;
-    return gathers * static_cast<double>((bytes + 31) / 32) * gather_sector_seconds;
+    const std::int64_t sectors = (vectors * value_bytes + 31) / 32;
+    return gathers * static_cast<double>(sectors) * gather_sector_seconds;
   }
   /// Whether SweepLaunch::automatic may choose the dataflow launch for a full array (when
   /// its prediction beats default_launch's and values have at most 4 bytes).
