@@ -49,7 +49,7 @@ fi
 echo "=== B = 64 per product (kcla, cuSPARSE, cuBLAS, 2-bit)"
 timeout 240 "$here/bin/kcla_bench_baselines" --batch 64 --repeat 20 --energy-seconds 0 \
   --only kcla,cuSPARSE,cuBLAS,2-bit --tsv "$out/batch64.tsv" \
-  "$data/scrm2504.h5" "$data/mouse_hs1940.h5" "$data/HLC.h5" "$data/EUR_subset.h5" \
+  $(for p in scrm2504 mouse_hs1940 HLC EUR_subset; do [ -f "$data/$p.h5" ] && echo "$data/$p.h5"; done) \
   > "$out/batch64.log" 2>&1
 echo "kcla_bench_baselines --batch 64 rc=$?"
 grep -E "^===|summary|best " "$out/batch64.log" | head -40
