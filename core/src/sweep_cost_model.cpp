@@ -58,6 +58,8 @@ SweepMachine SweepMachine::for_gpu() {
   // and lost on the one with 25,000-symbol rows; the model tells them apart.
   m.dataflow_candidate = true;
   m.terminal_table = true;
+  // A scattered read's sector through L2: fit to the four panels' single-vector products
+  // (docs/level-phases.md, "The cost model's gathers").
   m.gather_sector_seconds = 8e-12;
   return m;
 }
