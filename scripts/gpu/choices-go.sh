@@ -18,10 +18,6 @@ timeout 120 "$here/bin/kcla_test_grammar_multiply" > "$out/grammar_multiply.log"
 echo "kcla_test_grammar_multiply rc=$? $(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/grammar_multiply.log" | tr '\n' ' ')"
 grep -E "^\[  FAILED  \]" "$out/grammar_multiply.log" | head -8
 "$kcla" compress "$data/HLC.bed" -o "$data/HLC.h5" --threads 16 --quiet | head -1
-# time FILE: "ms OK|FAIL" of a --quiet --verify run's output
-time_of() {
-  sed -nE 's/^time: ([0-9.]+) ms per product.*/\1/p; s/^model: ([0-9.]+) ms.*/pred \1/p; s/.*relative error vs CSR product.*(OK|FAIL).*/\1/p' "$1" | tr '\n' ' '
-}
 for name in scrm2504 HLC EUR_subset mouse_hs1940; do
   p=$data/$name.h5
   echo "-- $name"

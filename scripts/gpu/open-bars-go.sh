@@ -32,7 +32,7 @@ for name in scrm2504 HLC EUR_subset mouse_hs1940; do
     # shellcheck disable=SC2086
     timeout 60 "$here/bin/kcla" multiply "$data/$name.h5" $flag --slot-order first_use \
       --repeat 50 --verify --quiet > "$out/$name-first-use$flag.txt" 2>&1
-    echo "  $name ${flag:-right}: $(sed -nE 's/^time: ([0-9.]+) ms per product.*/\1/p; s/.*relative error vs CSR product.*(OK|FAIL).*/\1/p' "$out/$name-first-use$flag.txt" | tr '\n' ' ')"
+    echo "  $name ${flag:-right}: $(time_of "$out/$name-first-use$flag.txt")"
   done
 done
 echo "=== layered and fused (the cost model's other forms; every run prints its prediction)"
@@ -41,7 +41,7 @@ for name in scrm2504 HLC EUR_subset mouse_hs1940; do
     # shellcheck disable=SC2086
     timeout 60 "$here/bin/kcla" multiply "$data/$name.h5" $form --repeat 50 --verify --quiet \
       > "$out/$name-${form##* }.txt" 2>&1
-    echo "  $name $form: $(sed -nE 's/^time: ([0-9.]+) ms per product.*/\1/p; s/^model: ([0-9.]+) ms.*/pred \1/p; s/.*relative error vs CSR product.*(OK|FAIL).*/\1/p' "$out/$name-${form##* }.txt" | tr '\n' ' ')"
+    echo "  $name $form: $(time_of "$out/$name-${form##* }.txt")"
   done
 done
 fi
